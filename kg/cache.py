@@ -1,0 +1,66 @@
+"""An append-only log of extractions keyed by record content, so builds resume and re-builds re-use work."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+import orjson
+
+from kg.extract.types import Extraction
+from kg.graph import PaperInput
+from kg.readers import PaperRecord
+
+
+def record_hash(r: PaperRecord) -> str:
+    """Content hash of everything a record contributes to the graph."""
+    data = orjson.dumps([r.id, r.title, r.abstract, r.year, r.venue, r.authors])
+    return hashlib.sha1(data).hexdigest()[:20]
+
+
+class ExtractionCache:
+    """``inputs.jsonl``: one line per extracted record. A torn last line (a killed build) is ignored."""
+
+    def __init__(self, path: Path, version: str) -> None:
+        self.path = path
+        self.version = version
+
+    def load(self, wanted: set[str] | None = None) -> dict[str, PaperInput]:
+        """Cached inputs by record hash (only ``wanted`` hashes when given), for this extractor version."""
+        out: dict[str, PaperInput] = {}
+        if not self.path.exists():
+            return out
+        with open(self.path, "rb") as fh:
+            for line in fh:
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue  # a line cut short by a crash
+                if obj.get("v") != self.version or (wanted is not None and obj["h"] not in wanted):
+                    continue
+                out[obj["h"]] = PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+        return out
+
+    def append(self, items: Iterable[tuple[str, PaperInput]]) -> None:
+        """Append and flush to disk: what was extracted survives a kill."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "ab") as fh:
+            for h, p in items:
+                fh.write(orjson.dumps({"h": h, "v": self.version, "r": asdict(p.record),
+                                       "x": p.extraction.to_store()}) + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def rewrite(self, items: dict[str, PaperInput]) -> None:
+        """Replace the log with exactly ``items`` (drops stale entries), atomically."""
+        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+        with open(tmp, "wb") as fh:
+            for h, p in sorted(items.items()):
+                fh.write(orjson.dumps({"h": h, "v": self.version, "r": asdict(p.record),
+                                       "x": p.extraction.to_store()}) + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)

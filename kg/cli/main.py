@@ -1,0 +1,94 @@
+"""The `kg` command group, shared options, and the translation of errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from kg import __version__
+from kg.errors import KGError, NotFoundError
+
+DEFAULT_STORE_DIR = "kg-store"
+
+# Subcommands by name -> "module:attribute", imported only when used (serving needs no spaCy, etc.).
+COMMANDS = {
+    "build": "kg.cli.build:build",
+    "stats": "kg.cli.show:stats",
+    "paper": "kg.cli.show:paper",
+    "entity": "kg.cli.show:entity",
+    "extract": "kg.cli.extract:extract",
+    "eval": "kg.cli.evaluate:eval_cmd",
+    "serve": "kg.cli.serve:serve",
+    "cypher": "kg.cli.cypher:cypher",
+    "viz": "kg.cli.viz:viz",
+    "export": "kg.cli.export:export",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, _, attr = COMMANDS[name].partition(":")
+        try:
+            cmd: click.Command = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            return None  # not built yet in this version
+        return cmd
+
+
+def store_dir_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--store-dir", type=click.Path(file_okay=False), envvar="KG_STORE_DIR",
+                        default=DEFAULT_STORE_DIR, show_default=True,
+                        help="Directory of the embedded store (env KG_STORE_DIR).")(f)
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(f)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="kg")
+def cli() -> None:
+    """Turn research-paper abstracts into a typed knowledge graph; query, view and serve it."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: KGError -> one line on stderr and exit 1 (2 for not found), Ctrl-C -> 130."""
+    try:
+        cli.main(args=argv, prog_name="kg", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("kg: aborted", err=True)
+        return 130
+    except NotFoundError as exc:
+        click.echo(f"kg: {exc}", err=True)
+        return 2
+    except KGError as exc:
+        click.echo(f"kg: error: {exc}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        click.echo("kg: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        # `kg stats | head`: the reader left; not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""`kg stats`, `kg paper ID`, `kg entity NAME`: what the graph holds, for terminals or (--json) scripts."""
+
+from __future__ import annotations
+
+import textwrap
+
+import click
+import orjson
+from pydantic import BaseModel
+
+from kg.cli.main import json_option, store_dir_option
+from kg.store.embedded import EmbeddedStore
+
+
+def _json(model: BaseModel) -> None:
+    click.echo(orjson.dumps(model.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode())
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    return textwrap.fill(" ".join(text.split()), width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+@click.command()
+@store_dir_option
+@json_option
+def stats(store_dir: str, as_json: bool) -> None:
+    """Counts of papers, entities and edges by type."""
+    st = EmbeddedStore(store_dir).stats()
+    if as_json:
+        return _json(st)
+    click.echo(f"papers    {st.papers}\nentities  {st.entities}\nedges     {st.edges}\n"
+               f"authors   {st.authors}\nvenues    {st.venues}")
+    click.echo("\nentities by type")
+    for t, n in sorted(st.entities_by_type.items(), key=lambda kv: -kv[1]):
+        click.echo(f"  {t:<14}{n:>8}")
+    click.echo("\nedges by type")
+    for t, n in sorted(st.edges_by_type.items(), key=lambda kv: -kv[1]):
+        click.echo(f"  {t:<14}{n:>8}")
+
+
+@click.command()
+@click.argument("paper_id")
+@store_dir_option
+@json_option
+@click.option("-k", "k", default=5, show_default=True, help="How many related papers to list.")
+def paper(paper_id: str, store_dir: str, as_json: bool, k: int) -> None:
+    """A paper, its entities by edge type with evidence, and its related papers."""
+    store = EmbeddedStore(store_dir)
+    p = store.get_paper(paper_id)
+    related = store.related_papers(paper_id, k)
+    if as_json:
+        click.echo(orjson.dumps({**p.model_dump(mode="json"), "related": [r.model_dump(mode="json") for r in related]},
+                                option=orjson.OPT_INDENT_2).decode())
+        return
+    click.secho(p.title, bold=True)
+    click.echo(f"{p.id} · {p.venue or '?'} {p.year or ''}" + (f" · {', '.join(p.authors[:5])}" if p.authors else ""))
+    click.echo(_wrap(p.abstract))
+    for edge, items in p.entities.items():
+        click.secho(f"\n{edge} ({len(items)})", bold=True)
+        for pe in items:
+            click.echo(f"  {pe.entity.name}  [{pe.entity.type}, {pe.entity.id}]")
+    if related:
+        click.secho("\nRELATED", bold=True)
+        for r in related:
+            click.echo(f"  {r.score:.3f}  {r.paper.title}  [{r.paper.id}]")
+            click.echo(f"         shared: {', '.join(e.name for e in r.shared[:6])}")
+
+
+@click.command()
+@click.argument("name")
+@store_dir_option
+@json_option
+@click.option("--limit", default=20, show_default=True, help="How many papers and neighbours to list.")
+def entity(name: str, store_dir: str, as_json: bool, limit: int) -> None:
+    """An entity by id, name or alias: its aliases, papers (with evidence) and neighbours."""
+    store = EmbeddedStore(store_dir)
+    e = store.get_entity(store.resolve_entity(name), paper_limit=limit, neighbour_limit=limit)
+    if as_json:
+        return _json(e)
+    click.secho(f"{e.name}  [{e.type}, {e.id}]", bold=True)
+    if e.aliases:
+        click.echo(f"aliases: {', '.join(e.aliases)}")
+    click.echo(f"{e.paper_count} papers, {e.mention_count} mentions")
+    click.secho("\nPAPERS", bold=True)
+    for ep in e.papers:
+        click.echo(f"  {ep.edge:<13}{ep.paper.title}  [{ep.paper.id}]")
+        click.echo(_wrap(ep.evidence.sentence, "               “") + "”")
+    if e.neighbours:
+        click.secho("\nNEIGHBOURS", bold=True)
+        for nb in e.neighbours:
+            arrow = f"-[{nb.edge}]->" if nb.direction == "out" else f"<-[{nb.edge}]-"
+            click.echo(f"  {arrow} {nb.entity.name} [{nb.entity.type}]  ({nb.count} paper{'s' * (nb.count != 1)})")

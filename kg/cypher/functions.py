@@ -1,0 +1,320 @@
+"""Scalar (non-aggregating) Cypher functions; names are matched case-insensitively."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+import networkx as nx
+
+from kg.cypher.errors import CypherError
+from kg.cypher.values import (
+    LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs, type_name,
+)
+
+Fn = Callable[[nx.MultiDiGraph, list[Any]], Any]
+AGGREGATES = frozenset({
+    "count", "collect", "sum", "avg", "min", "max", "stdev", "stdevp", "percentiledisc",
+    "percentilecont",
+})
+
+
+def _bad(fn: str, v: Any, want: str) -> CypherError:
+    return CypherError(f"{fn}() expects {want}, got {type_name(v)}")
+
+
+def _id(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if isinstance(v, Node):
+        return v.id
+    if isinstance(v, Rel):
+        return v.key
+    raise _bad("id", v, "a node or relationship")
+
+
+def _labels(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if not isinstance(v, Node):
+        raise _bad("labels", v, "a node")
+    label = g._node[v.id].get(LABEL_ATTR)
+    return [] if label is None else [label]
+
+
+def _type(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if not isinstance(v, Rel):
+        raise _bad("type", v, "a relationship")
+    return rel_attrs(g, v).get(TYPE_ATTR)
+
+
+def _properties(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if isinstance(v, (Node, Rel)):
+        return properties(g, v)
+    if isinstance(v, dict):
+        return dict(v)
+    raise _bad("properties", v, "a node, relationship or map")
+
+
+def _keys(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    props = _properties(g, a)
+    return None if props is None else list(props)
+
+
+def _size(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if isinstance(v, str) or is_list(v):
+        return len(v)
+    raise _bad("size", v, "a list or string")
+
+
+def _length(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if isinstance(v, Path):
+        return len(v.rels)
+    return _size(g, a)
+
+
+def _path_part(name: str, attr: str) -> Fn:
+    def fn(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+        v = a[0]
+        if v is None:
+            return None
+        if not isinstance(v, Path):
+            raise _bad(name, v, "a path")
+        return list(getattr(v, attr))
+    return fn
+
+
+def _end_node(name: str, attr: str) -> Fn:
+    def fn(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+        v = a[0]
+        if v is None:
+            return None
+        if not isinstance(v, Rel):
+            raise _bad(name, v, "a relationship")
+        return Node(getattr(v, attr))
+    return fn
+
+
+def _list_fn(name: str, op: Callable[[Any], Any]) -> Fn:
+    def fn(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+        v = a[0]
+        if v is None:
+            return None
+        if not is_list(v):
+            raise _bad(name, v, "a list")
+        return op(list(v))
+    return fn
+
+
+def _range(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    if any(type(x) is not int for x in a):
+        raise CypherError("range() expects integer arguments")
+    start, end = a[0], a[1]
+    step = a[2] if len(a) > 2 else 1
+    if step == 0:
+        raise CypherError("range() step must not be zero")
+    if (end - start) // step > 10_000_000:
+        raise CypherError("range() would produce more than 10,000,000 elements")
+    return list(range(start, end + (1 if step > 0 else -1), step))
+
+
+def _str_fn(name: str, op: Callable[..., Any], nstr: int = 1) -> Fn:
+    """`nstr` leading arguments must be strings; any null argument gives null."""
+    def fn(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+        if any(x is None for x in a):
+            return None
+        for x in a[:nstr]:
+            if not isinstance(x, str):
+                raise _bad(name, x, "string arguments")
+        return op(*a)
+    return fn
+
+
+def _substring(s: str, start: Any, length: Any = None) -> str:
+    if type(start) is not int or start < 0 or (length is not None and (type(length) is not int or length < 0)):
+        raise CypherError("substring() expects a non-negative integer start and length")
+    return s[start:] if length is None else s[start : start + length]
+
+
+def _left_right(side: str) -> Callable[[str, Any], str]:
+    def op(s: str, n: Any) -> str:
+        if type(n) is not int or n < 0:
+            raise CypherError(f"{side}() expects a non-negative integer length")
+        return s[:n] if side == "left" else (s[len(s) - n :] if n else "")
+    return op
+
+
+def to_string(v: Any) -> Any:
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if is_number(v):
+        f = float(v)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "Infinity" if f > 0 else "-Infinity"
+        return repr(f)
+    raise _bad("toString", v, "a string, number or boolean")
+
+
+def _to_integer(v: Any) -> Any:
+    if v is None or type(v) is int:
+        return v
+    if isinstance(v, bool):
+        return int(v)
+    if is_number(v):
+        return None if math.isnan(v) or math.isinf(v) else int(v)
+    if isinstance(v, str):
+        s = v.strip()
+        try:
+            return int(s)
+        except ValueError:
+            f = _to_float(s)
+            return None if f is None or math.isnan(f) or math.isinf(f) else int(f)
+    raise _bad("toInteger", v, "a string, number or boolean")
+
+
+def _to_float(v: Any) -> Any:
+    if v is None:
+        return None
+    if is_number(v) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        if "_" in v:
+            return None
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    raise _bad("toFloat", v, "a string or number")
+
+
+def _to_boolean(v: Any) -> Any:
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        return {"true": True, "false": False}.get(v.strip().lower())
+    if type(v) is int:
+        return v != 0
+    raise _bad("toBoolean", v, "a string, integer or boolean")
+
+
+def _or_null(fn: Callable[[Any], Any]) -> Fn:
+    def wrapped(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+        try:
+            return fn(a[0])
+        except CypherError:
+            return None
+    return wrapped
+
+
+def _num_fn(name: str, op: Callable[..., Any]) -> Fn:
+    def fn(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+        if any(x is None for x in a):
+            return None
+        for x in a:
+            if not is_number(x):
+                raise _bad(name, x, "a number")
+        return op(*a)
+    return fn
+
+
+def _safe(op: Callable[[float], float]) -> Callable[[Any], float]:
+    def fn(x: Any) -> float:
+        try:
+            return op(x)
+        except (ValueError, ZeroDivisionError):
+            # Java semantics: log(0) = -Infinity, sqrt(-1) = NaN.
+            return -math.inf if x == 0 else math.nan
+        except OverflowError:
+            return math.inf
+    return fn
+
+
+def _round(x: Any, precision: Any = None) -> float:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return x
+    if precision is None:
+        return float(math.floor(x + 0.5))  # Java Math.round: halves go towards +infinity
+    if type(precision) is not int:
+        raise CypherError("round() precision must be an integer")
+    try:
+        return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-precision), rounding=ROUND_HALF_UP))
+    except InvalidOperation:
+        return float(x)
+
+
+def _sign(x: Any) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _reverse(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if isinstance(v, str) or is_list(v):
+        return v[::-1] if isinstance(v, str) else list(v)[::-1]
+    raise _bad("reverse", v, "a list or string")
+
+
+def _is_empty(g: nx.MultiDiGraph, a: list[Any]) -> Any:
+    v = a[0]
+    if v is None:
+        return None
+    if isinstance(v, (str, dict)) or is_list(v):
+        return len(v) == 0
+    raise _bad("isEmpty", v, "a list, map or string")
+
+
+# name -> (function, min args, max args)
+FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
+    "id": (_id, 1, 1), "elementid": (_id, 1, 1), "labels": (_labels, 1, 1), "type": (_type, 1, 1),
+    "keys": (_keys, 1, 1), "properties": (_properties, 1, 1), "size": (_size, 1, 1),
+    "length": (_length, 1, 1), "nodes": (_path_part("nodes", "nodes"), 1, 1),
+    "relationships": (_path_part("relationships", "rels"), 1, 1),
+    "startnode": (_end_node("startNode", "start"), 1, 1), "endnode": (_end_node("endNode", "end"), 1, 1),
+    "head": (_list_fn("head", lambda v: v[0] if v else None), 1, 1),
+    "last": (_list_fn("last", lambda v: v[-1] if v else None), 1, 1),
+    "tail": (_list_fn("tail", lambda v: v[1:]), 1, 1), "range": (_range, 2, 3),
+    "coalesce": (lambda g, a: next((x for x in a if x is not None), None), 1, 1 << 30),
+    "tolower": (_str_fn("toLower", str.lower), 1, 1), "toupper": (_str_fn("toUpper", str.upper), 1, 1),
+    "trim": (_str_fn("trim", str.strip), 1, 1), "ltrim": (_str_fn("lTrim", str.lstrip), 1, 1),
+    "rtrim": (_str_fn("rTrim", str.rstrip), 1, 1),
+    "split": (_str_fn("split", lambda s, d: s.split(d) if d else list(s), 2), 2, 2),
+    "substring": (_str_fn("substring", _substring), 2, 3),
+    "replace": (_str_fn("replace", lambda s, a, b: s.replace(a, b), 3), 3, 3),
+    "left": (_str_fn("left", _left_right("left")), 2, 2),
+    "right": (_str_fn("right", _left_right("right")), 2, 2),
+    "reverse": (_reverse, 1, 1), "isempty": (_is_empty, 1, 1),
+    "tostring": (lambda g, a: to_string(a[0]), 1, 1), "tointeger": (lambda g, a: _to_integer(a[0]), 1, 1),
+    "tofloat": (lambda g, a: _to_float(a[0]), 1, 1), "toboolean": (lambda g, a: _to_boolean(a[0]), 1, 1),
+    "tostringornull": (_or_null(to_string), 1, 1), "tointegerornull": (_or_null(_to_integer), 1, 1),
+    "tofloatornull": (_or_null(_to_float), 1, 1), "tobooleanornull": (_or_null(_to_boolean), 1, 1),
+    "abs": (_num_fn("abs", abs), 1, 1), "ceil": (_num_fn("ceil", lambda x: float(math.ceil(x))), 1, 1),
+    "floor": (_num_fn("floor", lambda x: float(math.floor(x))), 1, 1),
+    "round": (_num_fn("round", _round), 1, 2), "sign": (_num_fn("sign", _sign), 1, 1),
+    "sqrt": (_num_fn("sqrt", _safe(math.sqrt)), 1, 1), "log": (_num_fn("log", _safe(math.log)), 1, 1),
+    "log10": (_num_fn("log10", _safe(math.log10)), 1, 1), "exp": (_num_fn("exp", _safe(math.exp)), 1, 1),
+    "rand": (lambda g, a: random.random(), 0, 0), "pi": (lambda g, a: math.pi, 0, 0),
+    "e": (lambda g, a: math.e, 0, 0),
+    "exists": (lambda g, a: a[0] is not None, 1, 1),
+}

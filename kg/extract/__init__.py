@@ -1,0 +1,1 @@
+"""Entity and relation extraction from abstracts."""

@@ -1,0 +1,204 @@
+"""Derive the knowledge graph from papers and their extractions: canonical entities, typed edges, evidence."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from kg.canon import canonical_key, entity_id, looks_like_acronym
+from kg.extract import lexicon as lx
+from kg.extract.types import Extraction, Mention
+from kg.readers import PaperRecord
+from kg.related import RelatedIndex
+
+ENTITY_LABELS = {"method": "Method", "model": "Model", "dataset": "Dataset", "task": "Task", "metric": "Metric",
+                 "concept": "Concept"}
+LABEL_TYPES = {v: k for k, v in ENTITY_LABELS.items()}
+PAPER_EDGE_FOR_TYPE = {"dataset": "EVALUATES_ON", "task": "ADDRESSES", "method": "USES", "model": "USES",
+                       "metric": "USES", "concept": "MENTIONS"}
+PAPER_EDGE_TYPES = ("PROPOSES", "USES", "EVALUATES_ON", "ADDRESSES", "MENTIONS")
+ENTITY_EDGE_TYPES = ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS_A")
+TYPE_PRIORITY = {"dataset": 0, "model": 1, "metric": 2, "task": 3, "method": 4, "concept": 5}
+RELATED_K = 10
+
+
+@dataclass(slots=True)
+class PaperInput:
+    """A paper and what extraction found in it: the unit the store keeps and the graph is derived from."""
+
+    record: PaperRecord
+    extraction: Extraction
+
+
+class _Resolver:
+    """Maps a mention to its canonical key, resolving abbreviations across the whole corpus."""
+
+    def __init__(self, papers: list[PaperInput]) -> None:
+        votes: dict[str, Counter[str]] = defaultdict(Counter)
+        for p in papers:
+            for short, long in p.extraction.abbreviations:
+                votes[canonical_key(short)][canonical_key(long)] += 1
+        # The most common definition wins; ties go to the alphabetically first, for determinism.
+        self.global_long = {s: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for s, c in votes.items() if s}
+
+    def local(self, ext: Extraction) -> dict[str, str]:
+        return {canonical_key(s): canonical_key(lf) for s, lf in ext.abbreviations}
+
+    def key(self, m: Mention, local: dict[str, str]) -> str:
+        if m.short_form_of:
+            return canonical_key(m.short_form_of)
+        key = canonical_key(m.text)
+        if looks_like_acronym(m.text):
+            return local.get(key) or self.global_long.get(key) or key
+        words = m.text.split()
+        if len(words) > 1 and any(looks_like_acronym(w) for w in words):
+            # "multimodal LLMs" -> "multimodal large language model"
+            parts = []
+            for w in words:
+                wk = canonical_key(w)
+                parts.append(local.get(wk) or self.global_long.get(wk) or w if looks_like_acronym(w) else w)
+            return canonical_key(" ".join(parts))
+        return key
+
+
+def _is_noise(key: str, ty: str, paper_count: int) -> bool:
+    words = key.split()
+    if not words or key in lx.GENERIC_WORDS or all(w in lx.GENERIC_WORDS or w in lx.STRIP_LEADING for w in words):
+        return True
+    # A lone common word ("history", "core") is a concept only if several papers use it.
+    return ty == "concept" and len(words) == 1 and paper_count < 2
+
+
+def display_title(record: PaperRecord, ext: Extraction) -> str:
+    """A readable title for a paper that has none: its named contribution, else its first clause."""
+    text = record.abstract
+    first_s, first_e = ext.sentences[0] if ext.sentences else (0, len(text))
+    named = [m for m in ext.entities if m.proposed and any(c.isupper() for c in m.text)]
+    if named:
+        m = named[0]
+        s_start, s_end = ext.sentences[m.sent] if ext.sentences else (0, len(text))
+        after = text[m.end : s_end]
+        g = re.match(r"\s*[,:(]\s*((?:a|an|the)\s+[^.;()]{10,})", after)
+        if g:
+            return _shorten(f"{m.text}: {g.group(1)}")
+        return _shorten(f"{m.text}: {text[s_start:s_end]}")
+    first = text[first_s:first_e]
+    clause = re.split(r"(?<=\w)[,;:](?=\s)", first, maxsplit=1)[0]
+    return _shorten(clause if len(clause.split()) >= 4 else first)
+
+
+def _shorten(s: str, limit: int = 110) -> str:
+    s = " ".join(s.split()).rstrip(".,;: ")
+    if len(s) <= limit:
+        return s
+    cut = s[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(".,;: ") + "…"
+
+
+def _slug(prefix: str, name: str) -> str:
+    return prefix + (re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-") or "unknown")
+
+
+def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) -> nx.MultiDiGraph:
+    """Build the whole graph from ``papers``. Deterministic: the same papers give the same graph."""
+    plist = sorted(papers, key=lambda p: p.record.id)
+    resolver = _Resolver(plist)
+    g = nx.MultiDiGraph()
+
+    # Pass 1: resolve every mention, count types, surfaces and papers per canonical key.
+    resolved: list[list[str]] = []
+    type_votes: dict[str, Counter[str]] = defaultdict(Counter)
+    surfaces: dict[str, Counter[str]] = defaultdict(Counter)
+    short_forms: dict[str, set[str]] = defaultdict(set)
+    key_papers: dict[str, set[str]] = defaultdict(set)
+    for p in plist:
+        local = resolver.local(p.extraction)
+        keys = []
+        for m in p.extraction.entities:
+            k = resolver.key(m, local)
+            keys.append(k)
+            if not k:
+                continue
+            type_votes[k][m.type] += 1
+            surface = " ".join(m.text.split())
+            if looks_like_acronym(surface) and k != canonical_key(surface):
+                short_forms[k].add(re.sub(r"(?<=[A-Z])s$", "", surface))
+            else:
+                surfaces[k][surface] += 1
+            key_papers[k].add(p.record.id)
+        resolved.append(keys)
+
+    ents: dict[str, dict] = {}
+    for k, votes in type_votes.items():
+        ty = min(votes.items(), key=lambda kv: (-kv[1], TYPE_PRIORITY[kv[0]]))[0]
+        if _is_noise(k, ty, len(key_papers[k])):
+            continue
+        names = surfaces[k] or Counter(short_forms[k])
+        # The most used written form names the node; lower case wins a tie, so "Large ..." at a
+        # sentence start does not beat "large ..." elsewhere.
+        name = min(names.items(), key=lambda kv: (-kv[1], not kv[0].islower(), kv[0]))[0]
+        aliases = sorted((set(surfaces[k]) | short_forms[k]) - {name})
+        ents[k] = {"id": entity_id(k), "label": ENTITY_LABELS[ty], "type": ty, "name": name, "aliases": aliases,
+                   "key": k, "mention_count": sum(votes.values()), "paper_count": len(key_papers[k])}
+
+    for e in ents.values():
+        g.add_node(e["id"], **e)
+
+    # Pass 2: papers, authors, venues and evidence-carrying edges.
+    paper_entities: dict[str, set[str]] = {}
+    for p, keys in zip(plist, resolved, strict=True):
+        r, ext = p.record, p.extraction
+        title = r.title or display_title(r, ext)
+        g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,
+                   venue=r.venue, authors=list(r.authors), entity_count=0)
+        sent_text = [r.abstract[s:e] for s, e in ext.sentences]
+        per_entity: dict[str, tuple[str, Mention, int]] = {}
+        for m, k in zip(ext.entities, keys, strict=True):
+            if k not in ents:
+                continue
+            eid = ents[k]["id"]
+            edge = "PROPOSES" if m.proposed else PAPER_EDGE_FOR_TYPE[ents[k]["type"]]
+            prev = per_entity.get(eid)
+            if prev is None:
+                per_entity[eid] = (edge, m, 1)
+            else:
+                best = "PROPOSES" if "PROPOSES" in (prev[0], edge) else prev[0]
+                per_entity[eid] = (best, m if (best == edge and prev[0] != best) else prev[1], prev[2] + 1)
+        for eid, (edge, m, count) in sorted(per_entity.items()):
+            g.add_edge(r.id, eid, key=edge, type=edge, paper_id=r.id, sentence=sent_text[m.sent] if sent_text else "",
+                       start=m.start, end=m.end, mention=m.text, mentions=count)
+        g.nodes[r.id]["entity_count"] = len(per_entity)
+        paper_entities[r.id] = set(per_entity)
+        for rel in ext.relations:
+            hk, tk = keys[rel.head], keys[rel.tail]
+            if hk not in ents or tk not in ents or hk == tk:
+                continue
+            h, t = ext.entities[rel.head], ext.entities[rel.tail]
+            sent = t.sent if rel.type == "EVALUATED_ON" and h.sent != t.sent else h.sent
+            g.add_edge(ents[hk]["id"], ents[tk]["id"], key=f"{rel.type}|{r.id}", type=rel.type, paper_id=r.id,
+                       sentence=sent_text[sent] if sent_text else "", start=min(h.start, t.start),
+                       end=max(h.end, t.end))
+        for name in r.authors:
+            aid = _slug("author:", name)
+            if aid not in g:
+                g.add_node(aid, label="Author", id=aid, name=name, paper_count=0)
+            g.nodes[aid]["paper_count"] += 1
+            g.add_edge(aid, r.id, key="AUTHORED", type="AUTHORED")
+        if r.venue:
+            vid = _slug("venue:", r.venue)
+            if vid not in g:
+                g.add_node(vid, label="Venue", id=vid, name=r.venue, paper_count=0)
+            g.nodes[vid]["paper_count"] += 1
+            g.add_edge(r.id, vid, key="PUBLISHED_IN", type="PUBLISHED_IN", year=r.year)
+
+    index = RelatedIndex(paper_entities)
+    names = {e["id"]: e["name"] for e in ents.values()}
+    for pid in sorted(paper_entities):
+        for q, score, shared in index.related(pid, related_k):
+            g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, shared=shared[:10],
+                       shared_names=[names[s] for s in shared[:10]])
+    return g

@@ -1,0 +1,90 @@
+"""The store interface every backend implements, so the API, CLI and views never see a driver."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import networkx as nx
+
+from kg.graph import PaperInput
+from kg.models import (
+    CypherResult,
+    EntityDetail,
+    EntitySummary,
+    GraphView,
+    Page,
+    PaperDetail,
+    PaperSummary,
+    RelatedEntity,
+    RelatedPaper,
+    SearchHit,
+    Stats,
+)
+
+
+class Store(ABC):
+    """A knowledge graph store. Writes replace the derived graph as a whole; reads return kg models."""
+
+    # -- writing ---------------------------------------------------------------------------------
+    @abstractmethod
+    def load_inputs(self) -> dict[str, PaperInput]:
+        """Every paper the store holds, with its extraction, so a build can merge and re-derive."""
+
+    @abstractmethod
+    def replace_graph(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
+        """Make ``graph`` (derived from ``inputs``) the stored graph, atomically where the backend can."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release files, locks or sessions."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------------------------
+    @abstractmethod
+    def stats(self) -> Stats: ...
+
+    @abstractmethod
+    def get_paper(self, paper_id: str) -> PaperDetail: ...
+
+    @abstractmethod
+    def resolve_entity(self, ref: str) -> str:
+        """The id of the entity whose id, name or alias is ``ref`` (case, plural and hyphen variants too)."""
+
+    @abstractmethod
+    def get_entity(self, entity_id: str, *, paper_limit: int = 100, neighbour_limit: int = 100) -> EntityDetail: ...
+
+    @abstractmethod
+    def list_papers(self, *, venue: str | None = None, year: int | None = None, entity: str | None = None,
+                    q: str | None = None, limit: int = 20, offset: int = 0) -> Page[PaperSummary]: ...
+
+    @abstractmethod
+    def list_entities(self, *, type: str | None = None, q: str | None = None, limit: int = 20,
+                      offset: int = 0) -> Page[EntitySummary]: ...
+
+    @abstractmethod
+    def related_papers(self, paper_id: str, k: int = 10) -> list[RelatedPaper]: ...
+
+    @abstractmethod
+    def related_entities(self, entity_id: str, k: int = 10) -> list[RelatedEntity]: ...
+
+    @abstractmethod
+    def search(self, q: str, limit: int = 20) -> list[SearchHit]: ...
+
+    @abstractmethod
+    def cypher(self, query: str, parameters: Mapping[str, Any] | None = None, *, max_rows: int = 1000,
+               timeout_s: float = 10.0) -> CypherResult:
+        """Run read-only Cypher; write clauses raise ``CypherWriteError`` and change nothing."""
+
+    @abstractmethod
+    def overview(self, *, top_n: int = 150, types: list[str] | None = None) -> GraphView:
+        """The concept graph: the ``top_n`` entities by paper count and the edges among them."""
+
+    @abstractmethod
+    def neighbourhood(self, node_id: str, *, hops: int = 1, limit: int = 200) -> GraphView:
+        """A paper's or entity's surroundings within ``hops``, at most ``limit`` nodes."""

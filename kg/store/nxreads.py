@@ -1,0 +1,323 @@
+"""Every read the API and CLI make, answered from an in-memory NetworkX graph with lazily built indexes."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+import networkx as nx
+
+from kg.canon import canonical_key
+from kg.errors import NotFoundError
+from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES
+from kg.models import (
+    CypherResult,
+    EntityDetail,
+    EntityPaper,
+    EntityRef,
+    EntitySummary,
+    Evidence,
+    GraphView,
+    Neighbour,
+    Page,
+    PaperDetail,
+    PaperEntity,
+    PaperSummary,
+    RelatedEntity,
+    RelatedPaper,
+    SearchHit,
+    Stats,
+)
+from kg.related import RelatedIndex
+from kg.store.base import Store
+
+_ENTITY_LABEL_SET = set(ENTITY_LABELS.values())
+
+
+class NxReads(Store):
+    """Read methods over ``self.graph``; subclasses load and persist it."""
+
+    def __init__(self, graph: nx.MultiDiGraph) -> None:
+        self.set_graph(graph)
+
+    def set_graph(self, graph: nx.MultiDiGraph) -> None:
+        self.graph = graph
+        self._alias: dict[str, str] | None = None
+        self._related: RelatedIndex | None = None
+        self._by_label: dict[str, list[str]] | None = None
+
+    # -- indexes, built on first use ---------------------------------------------------------------
+    def by_label(self, label: str) -> list[str]:
+        if self._by_label is None:
+            idx: dict[str, list[str]] = defaultdict(list)
+            for n, lab in self.graph.nodes(data="label"):
+                idx[lab].append(n)
+            self._by_label = dict(idx)
+        return self._by_label.get(label, [])
+
+    def entity_ids(self) -> list[str]:
+        return [n for lab in ENTITY_LABELS.values() for n in self.by_label(lab)]
+
+    def _alias_index(self) -> dict[str, str]:
+        if self._alias is None:
+            idx: dict[str, str] = {}
+            # Better-known entities claim a shared alias first.
+            for n in sorted(self.entity_ids(), key=lambda n: (-self.graph.nodes[n]["paper_count"], n)):
+                d = self.graph.nodes[n]
+                for name in (d["name"], *d["aliases"], d.get("key", "")):
+                    idx.setdefault(canonical_key(name), n)
+            self._alias = idx
+        return self._alias
+
+    def _related_index(self) -> RelatedIndex:
+        if self._related is None:
+            pe: dict[str, list[str]] = {}
+            for p in self.by_label("Paper"):
+                pe[p] = [v for _, v, t in self.graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES]
+            self._related = RelatedIndex(pe)
+        return self._related
+
+    # -- conversions ---------------------------------------------------------------------------------
+    def _node(self, node_id: str, label: str | set[str], what: str) -> dict[str, Any]:
+        d = self.graph.nodes.get(node_id)
+        labels = {label} if isinstance(label, str) else label
+        if d is None or d.get("label") not in labels:
+            raise NotFoundError(f"no {what} with id '{node_id}'")
+        return d
+
+    def _paper_summary(self, pid: str) -> PaperSummary:
+        d = self.graph.nodes[pid]
+        return PaperSummary(id=pid, title=d["title"], year=d.get("year"), venue=d.get("venue"),
+                            authors=d.get("authors") or [], entity_count=d.get("entity_count", 0))
+
+    def _entity_ref(self, eid: str) -> EntityRef:
+        d = self.graph.nodes[eid]
+        return EntityRef(id=eid, name=d["name"], type=LABEL_TYPES[d["label"]], paper_count=d["paper_count"])
+
+    def _entity_summary(self, eid: str) -> EntitySummary:
+        d = self.graph.nodes[eid]
+        return EntitySummary(id=eid, name=d["name"], type=LABEL_TYPES[d["label"]], paper_count=d["paper_count"],
+                             aliases=d["aliases"], mention_count=d["mention_count"])
+
+    @staticmethod
+    def _evidence(d: Mapping[str, Any]) -> Evidence:
+        return Evidence(paper_id=d["paper_id"], sentence=d["sentence"], start=d["start"], end=d["end"])
+
+    # -- reads -----------------------------------------------------------------------------------------
+    def stats(self) -> Stats:
+        labels = Counter(lab for _, lab in self.graph.nodes(data="label"))
+        edges = Counter(t for _, _, t in self.graph.edges(data="type"))
+        return Stats(papers=labels.get("Paper", 0), entities=sum(labels.get(lab, 0) for lab in _ENTITY_LABEL_SET),
+                     edges=self.graph.number_of_edges(),
+                     entities_by_type={LABEL_TYPES[lab]: labels[lab] for lab in ENTITY_LABELS.values()
+                                       if labels.get(lab)},
+                     edges_by_type=dict(sorted(edges.items())), authors=labels.get("Author", 0),
+                     venues=labels.get("Venue", 0))
+
+    def get_paper(self, paper_id: str) -> PaperDetail:
+        d = self._node(paper_id, "Paper", "paper")
+        groups: dict[str, list[PaperEntity]] = {t: [] for t in PAPER_EDGE_TYPES}
+        for _, eid, e in self.graph.out_edges(paper_id, data=True):
+            if e["type"] in groups:
+                groups[e["type"]].append(PaperEntity(entity=self._entity_ref(eid), edge=e["type"],
+                                                     mentions=e.get("mentions", 1), evidence=self._evidence(e)))
+        for items in groups.values():
+            items.sort(key=lambda pe: (pe.evidence.start, pe.entity.id))
+        s = self._paper_summary(paper_id)
+        return PaperDetail(**s.model_dump(), abstract=d["abstract"], entities={k: v for k, v in groups.items() if v})
+
+    def resolve_entity(self, ref: str) -> str:
+        if ref in self.graph and self.graph.nodes[ref].get("label") in _ENTITY_LABEL_SET:
+            return ref
+        eid = self._alias_index().get(canonical_key(ref))
+        if eid is None:
+            raise NotFoundError(f"no entity with id, name or alias '{ref}'")
+        return eid
+
+    def get_entity(self, entity_id: str, *, paper_limit: int = 100, neighbour_limit: int = 100) -> EntityDetail:
+        self._node(entity_id, _ENTITY_LABEL_SET, "entity")
+        papers: list[EntityPaper] = []
+        grouped: dict[tuple[str, str, str], list[Evidence]] = defaultdict(list)
+        for u, _, e in self.graph.in_edges(entity_id, data=True):
+            if e["type"] in PAPER_EDGE_TYPES:
+                papers.append(EntityPaper(paper=self._paper_summary(u), edge=e["type"], evidence=self._evidence(e)))
+            else:
+                grouped[(u, e["type"], "in")].append(self._evidence(e))
+        for _, v, e in self.graph.out_edges(entity_id, data=True):
+            grouped[(v, e["type"], "out")].append(self._evidence(e))
+        papers.sort(key=lambda ep: (ep.edge != "PROPOSES", -(ep.paper.year or 0), ep.paper.id))
+        neighbours = [Neighbour(entity=self._entity_ref(o), edge=t, direction=dr, count=len(ev),  # type: ignore[arg-type]
+                                evidence=sorted(ev, key=lambda x: x.paper_id)[:3])
+                      for (o, t, dr), ev in grouped.items()]
+        neighbours.sort(key=lambda nb: (-nb.count, nb.edge, nb.entity.id))
+        s = self._entity_summary(entity_id)
+        return EntityDetail(**s.model_dump(), papers=papers[:paper_limit], neighbours=neighbours[:neighbour_limit])
+
+    def list_papers(self, *, venue: str | None = None, year: int | None = None, entity: str | None = None,
+                    q: str | None = None, limit: int = 20, offset: int = 0) -> Page[PaperSummary]:
+        if entity is not None:
+            eid = self.resolve_entity(entity)
+            ids = sorted({u for u, _, t in self.graph.in_edges(eid, data="type") if t in PAPER_EDGE_TYPES})
+        else:
+            ids = self.by_label("Paper")
+        terms = q.casefold().split() if q else []
+        out = []
+        for pid in ids:
+            d = self.graph.nodes[pid]
+            if venue is not None and (d.get("venue") or "").casefold() != venue.casefold():
+                continue
+            if year is not None and d.get("year") != year:
+                continue
+            if terms:
+                hay = (d["title"] + " " + d["abstract"]).casefold()
+                if not all(t in hay for t in terms):
+                    continue
+            out.append(pid)
+        out.sort(key=lambda p: (-(self.graph.nodes[p].get("year") or 0), self.graph.nodes[p]["title"].casefold(), p))
+        return Page[PaperSummary](total=len(out), limit=limit, offset=offset,
+                                  items=[self._paper_summary(p) for p in out[offset : offset + limit]])
+
+    def _match_entity(self, eid: str, qk: str) -> tuple[float, str] | None:
+        """How well the canonical query ``qk`` matches an entity's names: (score, the name that matched)."""
+        d = self.graph.nodes[eid]
+        best: tuple[float, str] | None = None
+        for name in (d["name"], *d["aliases"]):
+            nk = canonical_key(name)
+            if nk == qk:
+                s = 1.0
+            elif nk.startswith(qk):
+                s = 0.8
+            elif f" {qk}" in f" {nk}":
+                s = 0.6
+            elif len(qk) >= 4 and abs(len(nk) - len(qk)) <= 3:
+                r = difflib.SequenceMatcher(None, qk, nk).ratio()
+                s = 0.5 * r if r >= 0.8 else 0.0
+            else:
+                s = 0.0
+            if s and (best is None or s > best[0]):
+                best = (s, name)
+        return best
+
+    def list_entities(self, *, type: str | None = None, q: str | None = None, limit: int = 20,
+                      offset: int = 0) -> Page[EntitySummary]:
+        if type is not None:
+            ids = self.by_label(ENTITY_LABELS[type])
+        else:
+            ids = self.entity_ids()
+        if q:
+            qk = canonical_key(q)
+            ids = [e for e in ids if self._match_entity(e, qk)]
+        ids = sorted(ids, key=lambda e: (-self.graph.nodes[e]["paper_count"], self.graph.nodes[e]["name"].casefold(), e))
+        return Page[EntitySummary](total=len(ids), limit=limit, offset=offset,
+                                   items=[self._entity_summary(e) for e in ids[offset : offset + limit]])
+
+    def related_papers(self, paper_id: str, k: int = 10) -> list[RelatedPaper]:
+        self._node(paper_id, "Paper", "paper")
+        return [RelatedPaper(paper=self._paper_summary(q), score=score, shared=[self._entity_ref(e) for e in shared])
+                for q, score, shared in self._related_index().related(paper_id, k)]
+
+    def related_entities(self, entity_id: str, k: int = 10) -> list[RelatedEntity]:
+        self._node(entity_id, _ENTITY_LABEL_SET, "entity")
+        papers = {u for u, _, t in self.graph.in_edges(entity_id, data="type") if t in PAPER_EDGE_TYPES}
+        co: Counter[str] = Counter()
+        for p in papers:
+            co.update({v for _, v, t in self.graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES and v != entity_id})
+        mine = max(1, len(papers))
+        scored = [(c / math.sqrt(mine * self.graph.nodes[o]["paper_count"]), c, o) for o, c in co.items()]
+        scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
+        return [RelatedEntity(entity=self._entity_ref(o), papers=c, score=round(s, 6)) for s, c, o in scored[:k]]
+
+    def search(self, q: str, limit: int = 20) -> list[SearchHit]:
+        qk = canonical_key(q)
+        hits: list[SearchHit] = []
+        if not qk:
+            return hits
+        for eid in self.entity_ids():
+            m = self._match_entity(eid, qk)
+            if m:
+                d = self.graph.nodes[eid]
+                # Among equal matches, the entity more papers use ranks first.
+                score = m[0] * (1.0 + 0.1 * math.log1p(d["paper_count"]))
+                hits.append(SearchHit(kind="entity", id=eid, name=d["name"], type=LABEL_TYPES[d["label"]],
+                                      score=round(score, 6), matched=m[1]))
+        terms = qk.split()
+        alias_hit = self._alias_index().get(qk)
+        for pid in self.by_label("Paper"):
+            d = self.graph.nodes[pid]
+            title = canonical_key(d["title"])
+            in_title = sum(f" {t}" in f" {title}" for t in terms) / len(terms)
+            abstract = d["abstract"].casefold()
+            in_abs = sum(t in abstract for t in terms) / len(terms)
+            has_entity = alias_hit is not None and self.graph.has_edge(pid, alias_hit)
+            score = 0.6 * in_title + 0.3 * in_abs + (0.3 if has_entity else 0.0)
+            if score >= 0.3:
+                hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=round(score, 6),
+                                      matched=d["title"]))
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        return hits[:limit]
+
+    def cypher(self, query: str, parameters: Mapping[str, Any] | None = None, *, max_rows: int = 1000,
+               timeout_s: float = 10.0) -> CypherResult:
+        from kg.cypher import run_query
+
+        r = run_query(self.graph, query, dict(parameters or {}), max_rows=max_rows, timeout_s=timeout_s)
+        return CypherResult(columns=r.columns, rows=r.rows, truncated=r.truncated)
+
+    # -- views -----------------------------------------------------------------------------------------
+    def _view_node(self, n: str) -> dict[str, Any]:
+        d = self.graph.nodes[n]
+        out = {"id": n, "label": d["label"], "name": d["name"]}
+        if d["label"] == "Paper":
+            out |= {"year": d.get("year"), "venue": d.get("venue"), "paper_count": 1}
+        else:
+            out |= {"aliases": d.get("aliases", []), "paper_count": d.get("paper_count", 1)}
+        return out
+
+    def _view_edges(self, nodes: set[str]) -> list[dict[str, Any]]:
+        agg: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for n in nodes:
+            for _, v, e in self.graph.out_edges(n, data=True):
+                if v not in nodes:
+                    continue
+                key = (n, v, e["type"])
+                if key not in agg:
+                    agg[key] = {"source": n, "target": v, "type": e["type"], "count": 0,
+                                "sentence": e.get("sentence", ""), "paper_id": e.get("paper_id"),
+                                "score": e.get("score")}
+                agg[key]["count"] += 1
+        return sorted(agg.values(), key=lambda x: (x["source"], x["target"], x["type"]))
+
+    def overview(self, *, top_n: int = 150, types: list[str] | None = None) -> GraphView:
+        labels = [ENTITY_LABELS[t] for t in (types or ENTITY_LABELS)]
+        ids = [n for lab in labels for n in self.by_label(lab)]
+        ids.sort(key=lambda n: (-self.graph.nodes[n]["paper_count"], n))
+        keep = set(ids[:top_n])
+        note = f"showing {len(keep)} of {len(ids)} entities (top {top_n} by paper count" + (
+            f"; types: {', '.join(types)})" if types else ")")
+        return GraphView(nodes=[self._view_node(n) for n in sorted(keep)], edges=self._view_edges(keep),
+                         total_nodes=len(ids), note=note)
+
+    def neighbourhood(self, node_id: str, *, hops: int = 1, limit: int = 200) -> GraphView:
+        if node_id not in self.graph or self.graph.nodes[node_id]["label"] in ("Author", "Venue"):
+            raise NotFoundError(f"no paper or entity with id '{node_id}'")
+        seen = {node_id}
+        frontier = [node_id]
+        total = 1
+        for _ in range(hops):
+            nxt = []
+            for n in frontier:
+                nbrs = set(self.graph.successors(n)) | set(self.graph.predecessors(n))
+                for m in sorted(nbrs, key=lambda m: (-self.graph.nodes[m].get("paper_count", 1), m)):
+                    if m in seen or self.graph.nodes[m]["label"] in ("Author", "Venue"):
+                        continue
+                    total += 1
+                    if len(seen) < limit:
+                        seen.add(m)
+                        nxt.append(m)
+            frontier = nxt
+        note = f"showing {len(seen)} of {total} nodes within {hops} hop{'s' if hops > 1 else ''}"
+        return GraphView(nodes=[self._view_node(n) for n in sorted(seen)], edges=self._view_edges(seen),
+                         total_nodes=total, note=note)
