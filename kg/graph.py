@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from kg.canon import canonical_key, entity_id, looks_like_acronym
+from kg.clean import clean_text
 from kg.extract import lexicon as lx
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
@@ -80,19 +81,19 @@ def display_title(record: PaperRecord, ext: Extraction) -> str:
     named = [m for m in ext.entities if m.proposed and any(c.isupper() for c in m.text)]
     if named:
         m = named[0]
-        s_start, s_end = ext.sentences[m.sent] if ext.sentences else (0, len(text))
+        _, s_end = ext.sentences[m.sent] if ext.sentences else (0, len(text))
         after = text[m.end : s_end]
         g = re.match(r"\s*[,:(]\s*((?:a|an|the)\s+[^.;()]{10,})", after)
         if g:
             return _shorten(f"{m.text}: {g.group(1)}")
-        return _shorten(f"{m.text}: {text[s_start:s_end]}")
     first = text[first_s:first_e]
-    clause = re.split(r"(?<=\w)[,;:](?=\s)", first, maxsplit=1)[0]
+    clause = re.split(r"(?<=\w)(?:[;:]|,(?=\s+(?:but|while|which|yet|whereas|although|where)\b))\s", first,
+                      maxsplit=1)[0]
     return _shorten(clause if len(clause.split()) >= 4 else first)
 
 
 def _shorten(s: str, limit: int = 110) -> str:
-    s = " ".join(s.split()).rstrip(".,;: ")
+    s = " ".join(clean_text(s).text.split()).rstrip(".,;: ")
     if len(s) <= limit:
         return s
     cut = s[:limit].rsplit(" ", 1)[0]

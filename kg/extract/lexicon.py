@@ -122,9 +122,9 @@ GENERIC_WORDS = {
     "directions", "perspective", "perspectives", "view", "lens", "notion", "concept", "concepts", "principle",
     "principles", "theory", "claim", "claims", "account", "basis", "context", "contexts", "condition",
     "conditions", "situation", "situations", "regime", "regimes", "choice", "choices", "option", "options",
-    "practice", "practices", "attempt", "attempts", "effort", "efforts", "aim", "purpose", "interest", "attention",
+    "practice", "practices", "attempt", "attempts", "effort", "efforts", "purpose", "interest", "attention",
     "focus", "means", "approach-", "code", "implementation", "experimental", "empirical", "theoretical",
-    "extensive", "comprehensive", "new", "novel", "other", "others", "art", "sota", "here", "there", "this",
+    "extensive", "comprehensive", "new", "novel", "other", "others", "sota", "here", "there", "this",
     "that", "these", "those", "it", "they", "we", "us", "our", "their", "its", "which", "what", "who",
 }
 # Leading words stripped from noun phrases: they describe the mention, not the thing.

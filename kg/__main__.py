@@ -1,0 +1,7 @@
+"""`python -m kg` runs the kg command line."""
+
+import sys
+
+from kg.cli import main
+
+sys.exit(main())

@@ -1,0 +1,60 @@
+"""`kg eval`: extraction quality on the gold dev splits, the default extractor beside baselines."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import orjson
+
+from kg.errors import InputError
+
+
+@click.command("eval")
+@click.option("--data-dir", type=click.Path(file_okay=False), default="../shared/data/eval", show_default=True,
+              envvar="KG_EVAL_DIR", help="Directory holding scierc/dev.json and scier/dev.jsonl.")
+@click.option("--dataset", "datasets", multiple=True, type=click.Choice(["scierc", "scier"]),
+              help="Evaluate on this dataset only (repeatable); default both.")
+@click.option("--limit", type=int, default=None, help="Only the first N documents of each dataset.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, as_json: bool) -> None:
+    """Strict (exact span and type) micro P/R/F1 per type, for each extractor side by side."""
+    from kg.evaluate import DATASETS, noun_chunk_baseline, score
+    from kg.extract.pipeline import Extractor, load_nlp
+
+    nlp = load_nlp()
+    extractors = {"rules (default)": lambda texts: list(Extractor(nlp).extract_many(texts)),
+                  "noun-chunk baseline": noun_chunk_baseline(nlp)}
+    report: dict[str, dict] = {}
+    for name in datasets or tuple(DATASETS):
+        rel, loader, type_map = DATASETS[name]
+        path = Path(data_dir) / rel
+        if not path.exists():
+            raise InputError(f"{path}: gold data not found (set --data-dir)")
+        docs = list(loader(path))[:limit]
+        texts = [d.text for d in docs]
+        report[name] = {}
+        for ex_name, run in extractors.items():
+            t0 = time.perf_counter()
+            preds = run(texts)
+            secs = time.perf_counter() - t0
+            scores = score(docs, preds, type_map)
+            report[name][ex_name] = {k: v.as_dict() for k, v in scores.items()} | {"seconds": round(secs, 2)}
+    if as_json:
+        click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        return
+    for name, by_ex in report.items():
+        click.secho(f"\n{name} dev — strict span+type, micro F1 (P/R)", bold=True)
+        ex_names = list(by_ex)
+        keys = ["ALL"] + sorted(k for k in next(iter(by_ex.values())) if k not in ("ALL", "REL", "seconds"))
+        if any(by_ex[e]["REL"]["tp"] + by_ex[e]["REL"]["fn"] for e in ex_names):
+            keys.append("REL")
+        click.echo(f"{'type':<22}" + "".join(f"{e:>26}" for e in ex_names))
+        for k in keys:
+            row = f"{('relations' if k == 'REL' else k):<22}"
+            for e in ex_names:
+                s = by_ex[e].get(k)
+                cell = f"{s['f1']:.1f} ({s['p']:.1f}/{s['r']:.1f})" if s else "-"
+                row += f"{cell:>26}"
+            click.echo(row)

@@ -1,0 +1,49 @@
+"""`kg extract IN.jsonl -o OUT.jsonl`: the extraction contract, one output line per input line, same order."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+import click
+import orjson
+
+from kg.errors import InputError
+
+
+def _inputs(fh: IO[bytes], name: str) -> Iterator[tuple[object, str]]:
+    for n, raw in enumerate(fh, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"{name}:{n}: malformed JSON ({str(exc).split(':')[0]})") from None
+        if not isinstance(obj, dict) or "id" not in obj:
+            raise InputError(f"{name}:{n}: expected an object with 'id' and 'text'")
+        text = obj.get("text")
+        if not isinstance(text, str):
+            raise InputError(f"{name}:{n}: field 'text' is not a string")
+        yield obj["id"], text
+
+
+@click.command()
+@click.argument("input_file", type=click.File("rb"))
+@click.option("-o", "--output", type=click.File("wb"), default="-", show_default=True, help="Output JSONL.")
+def extract(input_file: IO[bytes], output: IO[bytes]) -> None:
+    """Extract entities and relations from {"id", "text"} lines.
+
+    Each output line is {"id", "entities": [{"start", "end", "text", "type"}], "relations": [{"head", "tail",
+    "type"}]}; offsets are Python string offsets into text (end exclusive); head/tail index into entities.
+    """
+    from kg.extract.pipeline import Extractor
+
+    name = getattr(input_file, "name", "<stdin>")
+    items = list(_inputs(input_file, name))  # validate everything before writing anything
+    ex = Extractor()
+    for (doc_id, _), x in zip(items, ex.extract_many(t for _, t in items), strict=True):
+        output.write(orjson.dumps(x.to_contract(doc_id)) + b"\n")
+    output.flush()
+    if output is not sys.stdout.buffer:
+        click.echo(f"kg: {len(items)} texts extracted to {getattr(output, 'name', '-')}", err=True)

@@ -1,0 +1,71 @@
+"""The `kg` command line as a user runs it: summaries, JSON output, and one-line errors without tracebacks."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+KG = [sys.executable, "-m", "kg"]
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*KG, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_build_prints_a_summary_and_show_commands_read_it(tmp_path: Path, seeds_dir: Path) -> None:
+    store = str(tmp_path / "s")
+    r = run("build", str(seeds_dir), "--store-dir", store)
+    assert r.returncode == 0, r.stderr
+    assert "read 57 papers" in r.stdout and "entities:" in r.stdout and "edges:" in r.stdout
+    assert "Traceback" not in r.stderr
+
+    stats = json.loads(run("stats", "--store-dir", store, "--json").stdout)
+    assert stats["papers"] == 57 and stats["entities_by_type"]["dataset"] > 0
+    text = run("stats", "--store-dir", store).stdout
+    assert "papers" in text and "entities by type" in text
+
+    ent = json.loads(run("entity", "STE", "--store-dir", store, "--json").stdout)
+    assert ent["name"] == "Straight-Through Estimator" and "STE" in ent["aliases"]
+    assert ent["papers"][0]["evidence"]["sentence"]
+
+    pid = ent["papers"][0]["paper"]["id"]
+    paper = json.loads(run("paper", pid, "--store-dir", store, "--json").stdout)
+    assert paper["id"] == pid and "PROPOSES" in paper["entities"] or "USES" in paper["entities"]
+    human = run("paper", pid, "--store-dir", store).stdout
+    assert paper["title"] in human and "RELATED" in human
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    store = str(tmp_path / "s")
+    cases = [
+        (("build", str(tmp_path / "missing.jsonl"), "--store-dir", store), "missing.jsonl: no such file"),
+        (("stats", "--store-dir", str(tmp_path / "nothing")), "no graph here yet"),
+    ]
+    for args, expected in cases:
+        r = run(*args)
+        assert r.returncode == 1, (args, r.stderr)
+        assert expected in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_ids_exit_2(tmp_path: Path, seeds_store_dir: Path) -> None:
+    r = run("entity", "no-such-thing-xyz", "--store-dir", str(seeds_store_dir))
+    assert r.returncode == 2 and "no-such-thing-xyz" in r.stderr and "Traceback" not in r.stderr
+    r = run("paper", "p-000", "--store-dir", str(seeds_store_dir))
+    assert r.returncode == 2 and "'p-000'" in r.stderr
+
+
+def test_partial_input_succeeds_and_nothing_readable_fails(tmp_path: Path) -> None:
+    good = tmp_path / "mixed.jsonl"
+    good.write_bytes(b'{"id": "x1", "abstract": "We use BERT for question answering."}\n{broken\n\xff\xfe\n')
+    r = run("build", str(good), "--store-dir", str(tmp_path / "s"))
+    assert r.returncode == 0, r.stderr
+    assert f"{good}:2: skipped: malformed JSON" in r.stderr and f"{good}:3: skipped: not valid UTF-8" in r.stderr
+    assert "read 1 papers" in r.stdout and "skipped 2" in r.stdout
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("nope\n")
+    r = run("build", str(bad), "--store-dir", str(tmp_path / "s"))
+    assert r.returncode == 1 and "no paper could be read" in r.stderr
+    # What was stored before is still there.
+    assert json.loads(run("stats", "--store-dir", str(tmp_path / "s"), "--json").stdout)["papers"] == 1

@@ -1,0 +1,148 @@
+"""Building graphs: canonical entities across the corpus, evidence, idempotent and incremental builds."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kg.build import build
+from kg.errors import StoreLockedError
+from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def build_into(path: Path, inputs: list[Path], extractor) -> EmbeddedStore:
+    with EmbeddedStore(path, writable=True) as store:
+        build(inputs, store, extractor=lambda: extractor, on_skip=lambda s: None)
+    return EmbeddedStore(path)
+
+
+CORPUS_A = [
+    {"id": "a1", "title": "MI estimation", "abstract": "We study mutual information (MI) estimation with neural "
+     "critics. Large language models (LLMs) are evaluated on CIFAR-10.", "year": 2024, "venue": "ICML",
+     "authors": ["Ada Lovelace"]},
+    {"id": "a2", "title": "Bounds", "abstract": "We derive tighter MI bounds for representation learning and "
+     "compare several LLMs on ImageNet.", "year": 2025, "venue": "ICML", "authors": ["Alan Turing"]},
+]
+CORPUS_B = [
+    {"id": "b1", "title": "Quantized nets", "abstract": "The Straight-Through Estimator (STE) trains quantized "
+     "networks. We propose GradFix, a method for low-bit training, and test it with large language models.",
+     "year": 2025, "venue": "NeurIPS", "authors": ["Ada Lovelace"]},
+]
+
+
+def test_seed_examples_are_canonical_nodes(seeds_store) -> None:
+    s = seeds_store
+    assert s.get_entity(s.resolve_entity("LLaDA-8B")).type == "model"
+    assert s.get_entity(s.resolve_entity("Dream-7B")).type == "model"
+    assert s.get_entity(s.resolve_entity("CIFAR-10")).type == "dataset"
+    assert s.get_entity(s.resolve_entity("ImageNet")).type == "dataset"
+    ste = s.get_entity(s.resolve_entity("STE"))
+    assert ste.name == "Straight-Through Estimator" and ste.type == "method" and "STE" in ste.aliases
+    mi = s.get_entity(s.resolve_entity("MI"))
+    assert mi.id == s.resolve_entity("mutual information") and mi.type == "concept"
+    llm = s.resolve_entity("LLMs")
+    assert llm == s.resolve_entity("LLM") == s.resolve_entity("large language models")
+
+
+def test_every_edge_carries_evidence_into_the_abstract(seeds_store) -> None:
+    g = seeds_store.graph
+    checked = 0
+    for u, v, d in g.edges(data=True):
+        if d["type"] in ("PROPOSES", "USES", "EVALUATES_ON", "ADDRESSES", "MENTIONS"):
+            abstract = g.nodes[u]["abstract"]
+            assert abstract[d["start"] : d["end"]] == d["mention"]
+            assert d["mention"] in d["sentence"] and d["sentence"] in abstract
+            checked += 1
+        elif d["type"] in ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS_A"):
+            assert d["sentence"] in g.nodes[d["paper_id"]]["abstract"]
+    assert checked > 500
+
+
+def test_generic_phrases_never_become_nodes(seeds_store) -> None:
+    names = {d["name"].lower() for _, d in seeds_store.graph.nodes(data=True)}
+    assert not names & {"this paper", "our method", "the problem", "method", "paper", "approach", "results"}
+
+
+def test_proposes_is_distinct_from_uses(seeds_store) -> None:
+    s = seeds_store
+    paper = next(p for p in s.by_label("Paper") if "H-SPLID" in s.graph.nodes[p]["abstract"])
+    detail = s.get_paper(paper)
+    assert [pe.entity.name for pe in detail.entities["PROPOSES"]] == ["H-SPLID"]
+    assert detail.title.startswith("H-SPLID")
+
+
+def test_abbreviation_defined_in_one_paper_resolves_in_another(tmp_path: Path, extractor) -> None:
+    store = build_into(tmp_path / "s", [write_jsonl(tmp_path / "a.jsonl", CORPUS_A)], extractor)
+    mi = store.resolve_entity("mutual information")
+    a2_entities = {pe.entity.id for group in store.get_paper("a2").entities.values() for pe in group}
+    assert mi in a2_entities  # a2 only says "MI"
+    assert store.get_entity(mi).paper_count == 2
+    llm = store.get_entity(store.resolve_entity("LLMs"))
+    assert llm.paper_count == 2 and {"LLM"} <= set(llm.aliases)
+
+
+def test_rebuilding_the_same_input_changes_nothing(tmp_path: Path, extractor) -> None:
+    src = write_jsonl(tmp_path / "a.jsonl", CORPUS_A)
+    build_into(tmp_path / "s", [src], extractor)
+    first = (tmp_path / "s" / GRAPH_FILE).read_bytes()
+    build_into(tmp_path / "s", [src], extractor)
+    assert (tmp_path / "s" / GRAPH_FILE).read_bytes() == first
+
+
+def test_incremental_build_merges_without_duplicates(tmp_path: Path, extractor) -> None:
+    a = write_jsonl(tmp_path / "a.jsonl", CORPUS_A)
+    b = write_jsonl(tmp_path / "b.jsonl", CORPUS_B)
+    build_into(tmp_path / "inc", [a], extractor)
+    inc = build_into(tmp_path / "inc", [b], extractor)
+    full = build_into(tmp_path / "full", [a, b], extractor)
+    assert (tmp_path / "inc" / GRAPH_FILE).read_bytes() == (tmp_path / "full" / GRAPH_FILE).read_bytes()
+    ada = [n for n, d in inc.graph.nodes(data=True) if d["label"] == "Author" and d["name"] == "Ada Lovelace"]
+    assert len(ada) == 1 and inc.graph.nodes[ada[0]]["paper_count"] == 2
+    assert inc.stats().papers == 3
+
+
+def test_a_second_writer_is_refused(tmp_path: Path) -> None:
+    with EmbeddedStore(tmp_path, writable=True), pytest.raises(StoreLockedError, match="another kg build"):
+        EmbeddedStore(tmp_path, writable=True)
+
+
+def test_bad_records_are_skipped_and_the_rest_ingested(tmp_path: Path, extractor) -> None:
+    f = tmp_path / "mixed.jsonl"
+    f.write_bytes(b'{"id": "g1", "abstract": "We use BERT for question answering."}\n'
+                  b'not json\n'
+                  b'{"id": "g1", "abstract": "Different text, same id."}\n'
+                  b'{"id": "g2", "abstract": "Transformers dominate machine translation."}\n')
+    skipped = []
+    with EmbeddedStore(tmp_path / "s", writable=True) as store:
+        summary = build([f], store, extractor=lambda: extractor, on_skip=skipped.append)
+    assert summary.read == 3 and store.stats().papers == 2
+    assert summary.skipped == {"malformed JSON": 1, "duplicate id with different text": 1}
+    assert [s.where for s in skipped] == [f"{f}:2", f"{f}:3"]
+
+
+def test_an_interrupted_save_leaves_the_previous_graph(tmp_path: Path, extractor, monkeypatch) -> None:
+    a = write_jsonl(tmp_path / "a.jsonl", CORPUS_A)
+    build_into(tmp_path / "s", [a], extractor)
+    before = (tmp_path / "s" / GRAPH_FILE).read_bytes()
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    import kg.store.embedded as emb
+    monkeypatch.setattr(emb.os, "replace", boom)
+    with pytest.raises(OSError):
+        build_into(tmp_path / "s", [write_jsonl(tmp_path / "b.jsonl", CORPUS_B)], extractor)
+    monkeypatch.undo()
+    assert (tmp_path / "s" / GRAPH_FILE).read_bytes() == before
+    assert EmbeddedStore(tmp_path / "s").stats().papers == 2
+
+
+def test_copy_of_seed_store_is_usable(tmp_path: Path, seeds_store_dir: Path) -> None:
+    shutil.copytree(seeds_store_dir, tmp_path / "copy")
+    assert EmbeddedStore(tmp_path / "copy").stats().papers == 57
