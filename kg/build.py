@@ -1,16 +1,20 @@
-"""Build orchestration: read inputs, extract (re-using cached work), merge with the store, derive, save."""
+"""Build orchestration: stream inputs, extract (re-using cached work, optionally in parallel), merge, derive, save."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
+from typing import Any
 
 from kg.cache import record_hash
 from kg.extract.pipeline import Extractor
+from kg.extract.types import Extraction
 from kg.graph import PaperInput, derive_graph
 from kg.models import Stats
 from kg.readers import PaperRecord, Skip, read_papers
@@ -28,6 +32,50 @@ class BuildSummary:
     papers_before: int = 0
     stats: Stats | None = None
     seconds: float = 0.0
+    extract_seconds: float = 0.0
+    derive_seconds: float = 0.0
+    save_seconds: float = 0.0
+
+
+# -- worker processes: each loads its own pipeline once ------------------------------------------------
+_WORKER: Extractor | None = None
+
+
+def _worker_init(factory: Callable[[], Extractor]) -> None:
+    global _WORKER
+    _WORKER = factory()
+
+
+def _worker_extract(texts: list[str]) -> list[dict[str, Any]]:
+    assert _WORKER is not None
+    return [x.to_store() for x in _WORKER.extract_many(texts)]
+
+
+class _Parallel:
+    """Extract batches in ``jobs`` processes, results in submission order, at most 2 x jobs batches in flight
+    so a large corpus streams through instead of queueing in memory."""
+
+    def __init__(self, jobs: int, factory: Callable[[], Extractor]) -> None:
+        self.pool = ProcessPoolExecutor(jobs, mp_context=get_context("fork"), initializer=_worker_init,
+                                        initargs=(factory,))
+        self.window = 2 * jobs
+        self.pending: deque[tuple[list[tuple[str, PaperRecord]], Future[list[dict[str, Any]]]]] = deque()
+
+    def submit(self, todo: list[tuple[str, PaperRecord]]) -> Iterator[list[tuple[str, PaperInput]]]:
+        self.pending.append((todo, self.pool.submit(_worker_extract, [r.abstract for _, r in todo])))
+        while len(self.pending) >= self.window:
+            yield self._pop()
+
+    def drain(self) -> Iterator[list[tuple[str, PaperInput]]]:
+        while self.pending:
+            yield self._pop()
+
+    def _pop(self) -> list[tuple[str, PaperInput]]:
+        todo, fut = self.pending.popleft()
+        return [(h, PaperInput(r, Extraction.from_store(x))) for (h, r), x in zip(todo, fut.result(), strict=True)]
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _batches(items: Iterable[PaperRecord | Skip], n: int) -> Iterator[list[PaperRecord | Skip]]:
@@ -41,11 +89,20 @@ def _batches(items: Iterable[PaperRecord | Skip], n: int) -> Iterator[list[Paper
         yield batch
 
 
+def _warn(s: Skip) -> None:
+    print(f"kg: warning: {s.message()}", file=sys.stderr)
+
+
 def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
-          extractor: Callable[[], Extractor] = Extractor,
-          on_skip: Callable[[Skip], None] = lambda s: print(f"kg: warning: {s.message()}", file=sys.stderr),
+          extractor: Callable[[], Extractor] = Extractor, jobs: int = 1,
+          on_skip: Callable[[Skip], None] = _warn,
           on_progress: Callable[[int], None] | None = None) -> BuildSummary:
-    """Ingest ``paths`` into ``store``; returns what happened. Inputs are streamed in batches."""
+    """Ingest ``paths`` into ``store``; returns what happened.
+
+    Records stream through in batches; each batch's extractions are appended to the store's extraction log
+    before the next is read, so an interrupted build resumes where it stopped. The graph is derived from all
+    of the store's papers and replaced in one step at the end.
+    """
     t0 = time.perf_counter()
     summary = BuildSummary()
     existing = store.load_inputs()
@@ -54,48 +111,91 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     cached = cache.load()
     seen: dict[str, str] = {}
     new: dict[str, PaperInput] = {}
-    ex: Extractor | None = None
+    serial: Extractor | None = None
+    parallel = _Parallel(jobs, extractor) if jobs > 1 else None
 
     def skip(s: Skip) -> None:
         summary.skipped[s.reason] += 1
         on_skip(s)
 
-    for batch in _batches(read_papers(paths), BATCH):
-        todo: list[tuple[str, PaperRecord]] = []
-        for item in batch:
-            if isinstance(item, Skip):
-                skip(item)
-                continue
-            summary.read += 1
-            h = record_hash(item)
-            if item.id in seen:
-                if seen[item.id] != h:
-                    skip(Skip(item.source, "duplicate id with different text", f"id {item.id!r}; first kept"))
-                else:
-                    summary.skipped["duplicate record"] += 1
-                continue
-            seen[item.id] = h
-            if h in cached:
-                new[item.id] = cached[h]
-                summary.reused += 1
-            else:
-                todo.append((h, item))
-        if todo:
-            if ex is None:
-                ex = extractor()
-            done = [(h, PaperInput(r, x)) for (h, r), x in
-                    zip(todo, ex.extract_many(r.abstract for _, r in todo), strict=True)]
-            cache.append(done)  # survives a kill: a re-run resumes from here
-            for h, p in done:
-                new[p.record.id] = p
-                cached[h] = p
-            summary.extracted += len(done)
+    def keep(done: list[tuple[str, PaperInput]]) -> None:
+        cache.append(done)  # on disk before the next batch: a re-run resumes from here
+        for h, p in done:
+            new[p.record.id] = p
+            cached[h] = p
+        summary.extracted += len(done)
         if on_progress:
-            on_progress(summary.read)
+            on_progress(summary.reused + summary.extracted)
+
+    try:
+        for batch in _batches(read_papers(paths), BATCH):
+            todo: list[tuple[str, PaperRecord]] = []
+            for item in batch:
+                if isinstance(item, Skip):
+                    skip(item)
+                    continue
+                summary.read += 1
+                h = record_hash(item)
+                if item.id in seen:
+                    if seen[item.id] != h:
+                        skip(Skip(item.source, "duplicate id with different text", f"id {item.id!r}; first kept"))
+                    else:
+                        summary.skipped["duplicate record"] += 1
+                    continue
+                seen[item.id] = h
+                if h in cached:
+                    new[item.id] = cached[h]
+                    summary.reused += 1
+                else:
+                    todo.append((h, item))
+            if not todo:
+                if on_progress:
+                    on_progress(summary.reused + summary.extracted)
+                continue
+            if parallel is not None:
+                for done in parallel.submit(todo):
+                    keep(done)
+            else:
+                serial = serial or extractor()
+                keep([(h, PaperInput(r, x)) for (h, r), x in
+                      zip(todo, serial.extract_many(r.abstract for _, r in todo), strict=True)])
+        if parallel is not None:
+            for done in parallel.drain():
+                keep(done)
+    finally:
+        if parallel is not None:
+            parallel.close()
+    t1 = time.perf_counter()
+    summary.extract_seconds = t1 - t0
 
     merged = existing | new
+    del cached, existing
     graph = derive_graph(merged.values())
+    t2 = time.perf_counter()
     store.replace_graph(graph, merged)
+    t3 = time.perf_counter()
+    summary.derive_seconds, summary.save_seconds = t2 - t1, t3 - t2
     summary.stats = store.stats()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def count_records(paths: Iterable[str | os.PathLike[str]]) -> int | None:
+    """A quick upper bound on the records in ``paths`` for progress and ETA (non-empty lines or paragraphs)."""
+    import gzip
+
+    from kg.readers import JSONL_SUFFIXES, expand_paths
+
+    total = 0
+    try:
+        for p in expand_paths(paths):
+            opener = gzip.open if p.name.endswith(".gz") else open
+            with opener(p, "rb") as fh:
+                if p.name.endswith(JSONL_SUFFIXES):
+                    total += sum(1 for line in fh if line.strip())
+                else:
+                    data = fh.read()
+                    total += max(0, sum(1 for para in data.split(b"\n\n") if para.strip()) - 1)
+    except Exception:  # noqa: BLE001 - only an estimate; reading proper reports the real problem
+        return None
+    return total

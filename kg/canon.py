@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 _DASHES = re.compile(r"[\-\u2010-\u2015\u2212_/]+")
 _NON_WORD = re.compile(r"[^\w.+#@]+")
@@ -34,6 +35,7 @@ def singular(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 18)
 def canonical_key(surface: str) -> str:
     """The matching key of a name: ``LLMs``, ``LLM`` -> ``llm``; ``Straight-through estimators`` ->
     ``straight through estimator``."""

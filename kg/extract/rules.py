@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from spacy.tokens import Doc, Span
+from typing import TYPE_CHECKING
 
 from kg.canon import canonical_key
 from kg.extract import lexicon as lx
 from kg.extract.abbrev import find_abbreviations
+
+if TYPE_CHECKING:  # spaCy is imported where a pipeline is loaded, not by everything that reads a store
+    from spacy.tokens import Doc, Span
 
 _SIZE = re.compile(r"\d(?:\.\d+)?\s?[BMK]\b|\b\d+[bm]\b")
 _NAME_SUFFIX = re.compile(

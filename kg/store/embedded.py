@@ -18,21 +18,33 @@ from kg.graph import PaperInput
 from kg.store.nxreads import NxReads
 
 FORMAT = "kg-graph"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 GRAPH_FILE = "graph.json"
 INPUTS_FILE = "inputs.jsonl"
 LOCK_FILE = ".lock"
 
 
 def graph_to_json(g: nx.MultiDiGraph, papers: Mapping[str, str]) -> bytes:
-    """The documented on-disk format: nodes as property maps, edges as [source, target, key, properties]."""
+    """The documented on-disk format: nodes as property maps, edges as [source, target, key, properties].
+
+    Evidence sentences are stored once per paper (``sentences``) and edges refer to them by index
+    (``sent``): a sentence is evidence for many edges, and repeating it would multiply the file size.
+    """
+    sentences: dict[str, dict[str, int]] = {}
+    edges = []
+    for u, v, k, d in sorted(g.edges(keys=True, data=True), key=lambda e: (e[0], e[1], e[2])):
+        if "sentence" in d:
+            table = sentences.setdefault(d["paper_id"], {})
+            d = {**d, "sent": table.setdefault(d["sentence"], len(table))}
+            del d["sentence"]
+        edges.append([u, v, k, d])
     return orjson.dumps({
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "papers": dict(sorted(papers.items())),
         "nodes": [attrs for _, attrs in sorted(g.nodes(data=True), key=lambda na: na[0])],
-        "edges": sorted(([u, v, k, d] for u, v, k, d in g.edges(keys=True, data=True)),
-                        key=lambda e: (e[0], e[1], e[2])),
+        "sentences": {pid: list(table) for pid, table in sorted(sentences.items())},
+        "edges": edges,
     })
 
 
@@ -46,10 +58,27 @@ def graph_from_json(data: bytes, where: str) -> tuple[nx.MultiDiGraph, dict[str,
     if obj.get("version") != FORMAT_VERSION:
         raise StoreError(f"{where}: graph format version {obj.get('version')} is not supported by this kg; "
                          f"rebuild the store")
+    sentences = obj["sentences"]
+    edges = obj["edges"]
+    for e in edges:
+        d = e[3]
+        if "sent" in d:
+            # One string object per sentence, shared by all its edges.
+            d["sentence"] = sentences[d["paper_id"]][d.pop("sent")]
     g = nx.MultiDiGraph()
     g.add_nodes_from((n["id"], n) for n in obj["nodes"])
-    g.add_edges_from((u, v, k, d) for u, v, k, d in obj["edges"])
+    g.add_edges_from(edges)
     return g, obj["papers"]
+
+
+def _older_format_papers(data: bytes) -> dict[str, str] | None:
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(obj, dict) and obj.get("format") == FORMAT and isinstance(obj.get("papers"), dict):
+        return obj["papers"]
+    return None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -88,7 +117,14 @@ class EmbeddedStore(NxReads):
         graph = nx.MultiDiGraph()
         gfile = self.path / GRAPH_FILE
         if gfile.exists():
-            graph, self._papers = graph_from_json(gfile.read_bytes(), str(gfile))
+            data = gfile.read_bytes()
+            try:
+                graph, self._papers = graph_from_json(data, str(gfile))
+            except StoreError:
+                if not writable or not (old := _older_format_papers(data)):
+                    raise
+                # A graph written by an older kg: its papers and the extraction log are enough to re-derive.
+                self._papers = old
         super().__init__(graph)
 
     def _lock(self, wait: bool) -> None:
