@@ -5,25 +5,19 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import networkx as nx
 
+from kg.cypher.conversions import bad_argument, round_half_up, to_boolean, to_float, to_integer, to_string
 from kg.cypher.errors import CypherError
-from kg.cypher.values import (
-    LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs, type_name,
-)
+from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs
 
 Fn = Callable[[nx.MultiDiGraph, list[Any]], Any]
 AGGREGATES = frozenset({
     "count", "collect", "sum", "avg", "min", "max", "stdev", "stdevp", "percentiledisc",
     "percentilecont",
 })
-
-
-def _bad(fn: str, v: Any, want: str) -> CypherError:
-    return CypherError(f"{fn}() expects {want}, got {type_name(v)}")
 
 
 def _id(g: nx.MultiDiGraph, a: list[Any]) -> Any:
@@ -34,7 +28,7 @@ def _id(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return v.id
     if isinstance(v, Rel):
         return v.key
-    raise _bad("id", v, "a node or relationship")
+    raise bad_argument("id", v, "a node or relationship")
 
 
 def _labels(g: nx.MultiDiGraph, a: list[Any]) -> Any:
@@ -42,7 +36,7 @@ def _labels(g: nx.MultiDiGraph, a: list[Any]) -> Any:
     if v is None:
         return None
     if not isinstance(v, Node):
-        raise _bad("labels", v, "a node")
+        raise bad_argument("labels", v, "a node")
     label = g._node[v.id].get(LABEL_ATTR)
     return [] if label is None else [label]
 
@@ -52,7 +46,7 @@ def _type(g: nx.MultiDiGraph, a: list[Any]) -> Any:
     if v is None:
         return None
     if not isinstance(v, Rel):
-        raise _bad("type", v, "a relationship")
+        raise bad_argument("type", v, "a relationship")
     return rel_attrs(g, v).get(TYPE_ATTR)
 
 
@@ -64,7 +58,7 @@ def _properties(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return properties(g, v)
     if isinstance(v, dict):
         return dict(v)
-    raise _bad("properties", v, "a node, relationship or map")
+    raise bad_argument("properties", v, "a node, relationship or map")
 
 
 def _keys(g: nx.MultiDiGraph, a: list[Any]) -> Any:
@@ -78,7 +72,7 @@ def _size(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return None
     if isinstance(v, str) or is_list(v):
         return len(v)
-    raise _bad("size", v, "a list or string")
+    raise bad_argument("size", v, "a list or string")
 
 
 def _length(g: nx.MultiDiGraph, a: list[Any]) -> Any:
@@ -94,7 +88,7 @@ def _path_part(name: str, attr: str) -> Fn:
         if v is None:
             return None
         if not isinstance(v, Path):
-            raise _bad(name, v, "a path")
+            raise bad_argument(name, v, "a path")
         return list(getattr(v, attr))
     return fn
 
@@ -105,7 +99,7 @@ def _end_node(name: str, attr: str) -> Fn:
         if v is None:
             return None
         if not isinstance(v, Rel):
-            raise _bad(name, v, "a relationship")
+            raise bad_argument(name, v, "a relationship")
         return Node(getattr(v, attr))
     return fn
 
@@ -116,7 +110,7 @@ def _list_fn(name: str, op: Callable[[Any], Any]) -> Fn:
         if v is None:
             return None
         if not is_list(v):
-            raise _bad(name, v, "a list")
+            raise bad_argument(name, v, "a list")
         return op(list(v))
     return fn
 
@@ -140,7 +134,7 @@ def _str_fn(name: str, op: Callable[..., Any], nstr: int = 1) -> Fn:
             return None
         for x in a[:nstr]:
             if not isinstance(x, str):
-                raise _bad(name, x, "string arguments")
+                raise bad_argument(name, x, "string arguments")
         return op(*a)
     return fn
 
@@ -159,65 +153,6 @@ def _left_right(side: str) -> Callable[[str, Any], str]:
     return op
 
 
-def to_string(v: Any) -> Any:
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if is_number(v):
-        f = float(v)
-        if math.isnan(f):
-            return "NaN"
-        if math.isinf(f):
-            return "Infinity" if f > 0 else "-Infinity"
-        return repr(f)
-    raise _bad("toString", v, "a string, number or boolean")
-
-
-def _to_integer(v: Any) -> Any:
-    if v is None or type(v) is int:
-        return v
-    if isinstance(v, bool):
-        return int(v)
-    if is_number(v):
-        return None if math.isnan(v) or math.isinf(v) else int(v)
-    if isinstance(v, str):
-        s = v.strip()
-        try:
-            return int(s)
-        except ValueError:
-            f = _to_float(s)
-            return None if f is None or math.isnan(f) or math.isinf(f) else int(f)
-    raise _bad("toInteger", v, "a string, number or boolean")
-
-
-def _to_float(v: Any) -> Any:
-    if v is None:
-        return None
-    if is_number(v) and not isinstance(v, bool):
-        return float(v)
-    if isinstance(v, str):
-        if "_" in v:
-            return None
-        try:
-            return float(v.strip())
-        except ValueError:
-            return None
-    raise _bad("toFloat", v, "a string or number")
-
-
-def _to_boolean(v: Any) -> Any:
-    if v is None or isinstance(v, bool):
-        return v
-    if isinstance(v, str):
-        return {"true": True, "false": False}.get(v.strip().lower())
-    if type(v) is int:
-        return v != 0
-    raise _bad("toBoolean", v, "a string, integer or boolean")
-
-
 def _or_null(fn: Callable[[Any], Any]) -> Fn:
     def wrapped(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         try:
@@ -233,7 +168,7 @@ def _num_fn(name: str, op: Callable[..., Any]) -> Fn:
             return None
         for x in a:
             if not is_number(x):
-                raise _bad(name, x, "a number")
+                raise bad_argument(name, x, "a number")
         return op(*a)
     return fn
 
@@ -250,19 +185,6 @@ def _safe(op: Callable[[float], float]) -> Callable[[Any], float]:
     return fn
 
 
-def _round(x: Any, precision: Any = None) -> float:
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return x
-    if precision is None:
-        return float(math.floor(x + 0.5))  # Java Math.round: halves go towards +infinity
-    if type(precision) is not int:
-        raise CypherError("round() precision must be an integer")
-    try:
-        return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-precision), rounding=ROUND_HALF_UP))
-    except InvalidOperation:
-        return float(x)
-
-
 def _sign(x: Any) -> int:
     return (x > 0) - (x < 0)
 
@@ -273,7 +195,7 @@ def _reverse(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return None
     if isinstance(v, str) or is_list(v):
         return v[::-1] if isinstance(v, str) else list(v)[::-1]
-    raise _bad("reverse", v, "a list or string")
+    raise bad_argument("reverse", v, "a list or string")
 
 
 def _is_empty(g: nx.MultiDiGraph, a: list[Any]) -> Any:
@@ -282,7 +204,7 @@ def _is_empty(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return None
     if isinstance(v, (str, dict)) or is_list(v):
         return len(v) == 0
-    raise _bad("isEmpty", v, "a list, map or string")
+    raise bad_argument("isEmpty", v, "a list, map or string")
 
 
 # name -> (function, min args, max args)
@@ -305,13 +227,13 @@ FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "left": (_str_fn("left", _left_right("left")), 2, 2),
     "right": (_str_fn("right", _left_right("right")), 2, 2),
     "reverse": (_reverse, 1, 1), "isempty": (_is_empty, 1, 1),
-    "tostring": (lambda g, a: to_string(a[0]), 1, 1), "tointeger": (lambda g, a: _to_integer(a[0]), 1, 1),
-    "tofloat": (lambda g, a: _to_float(a[0]), 1, 1), "toboolean": (lambda g, a: _to_boolean(a[0]), 1, 1),
-    "tostringornull": (_or_null(to_string), 1, 1), "tointegerornull": (_or_null(_to_integer), 1, 1),
-    "tofloatornull": (_or_null(_to_float), 1, 1), "tobooleanornull": (_or_null(_to_boolean), 1, 1),
+    "tostring": (lambda g, a: to_string(a[0]), 1, 1), "tointeger": (lambda g, a: to_integer(a[0]), 1, 1),
+    "tofloat": (lambda g, a: to_float(a[0]), 1, 1), "toboolean": (lambda g, a: to_boolean(a[0]), 1, 1),
+    "tostringornull": (_or_null(to_string), 1, 1), "tointegerornull": (_or_null(to_integer), 1, 1),
+    "tofloatornull": (_or_null(to_float), 1, 1), "tobooleanornull": (_or_null(to_boolean), 1, 1),
     "abs": (_num_fn("abs", abs), 1, 1), "ceil": (_num_fn("ceil", lambda x: float(math.ceil(x))), 1, 1),
     "floor": (_num_fn("floor", lambda x: float(math.floor(x))), 1, 1),
-    "round": (_num_fn("round", _round), 1, 2), "sign": (_num_fn("sign", _sign), 1, 1),
+    "round": (_num_fn("round", round_half_up), 1, 2), "sign": (_num_fn("sign", _sign), 1, 1),
     "sqrt": (_num_fn("sqrt", _safe(math.sqrt)), 1, 1), "log": (_num_fn("log", _safe(math.log)), 1, 1),
     "log10": (_num_fn("log10", _safe(math.log10)), 1, 1), "exp": (_num_fn("exp", _safe(math.exp)), 1, 1),
     "rand": (lambda g, a: random.random(), 0, 0), "pi": (lambda g, a: math.pi, 0, 0),

@@ -10,7 +10,7 @@ import networkx as nx
 from kg.cypher.values import LABEL_ATTR, equals, hkey
 
 # Kept outside graph.graph so that serializing the graph never meets an index object.
-_INDEXES: "weakref.WeakKeyDictionary[nx.MultiDiGraph, GraphIndex]" = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[nx.MultiDiGraph, GraphIndex] = weakref.WeakKeyDictionary()
 
 
 class GraphIndex:
@@ -40,10 +40,12 @@ class GraphIndex:
 
     def nodes_with_label(self, graph: nx.MultiDiGraph, label: str) -> list[Any]:
         nodes = graph._node
-        return [
-            nid for nid in self._label_map(graph).get(label, ())
-            if nid in nodes and nodes[nid].get(LABEL_ATTR) == label
-        ]
+        out = []
+        for nid in self._label_map(graph).get(label, ()):
+            attrs = nodes.get(nid)
+            if attrs is not None and attrs.get(LABEL_ATTR) == label:
+                out.append(nid)
+        return out
 
     def nodes_with_property(self, graph: nx.MultiDiGraph, key: str, value: Any) -> list[Any]:
         table = self._props.get(key)

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from kg.cypher.ast import (
-    Call, Clause, Expr, Match, PathPattern, Projection, Query, Return, ReturnItem, SingleQuery,
-    Unwind, Var, With,
+    Call,
+    Clause,
+    Expr,
+    Match,
+    PathPattern,
+    Projection,
+    Query,
+    Return,
+    ReturnItem,
+    SingleQuery,
+    Unwind,
+    Var,
+    With,
 )
 from kg.cypher.errors import CypherSyntaxError, CypherWriteError, UnsupportedCypher
 from kg.cypher.parser_expr import ExprParser
-from kg.cypher.readonly import PROCEDURE_COLUMNS, WRITE_CLAUSES
+from kg.cypher.readonly import PROCEDURE_COLUMNS, SERVER_READ_PROCEDURES, WRITE_CLAUSES
 
 _CLAUSE_HINT = "a clause (MATCH, OPTIONAL MATCH, WITH, UNWIND, RETURN)"
 _UNSUPPORTED_CLAUSES = {
@@ -101,6 +112,8 @@ class Parser(ExprParser):
         while self.accept_op("."):
             parts.append(self.name("a procedure name"))
         proc = ".".join(parts)
+        if proc.lower() in SERVER_READ_PROCEDURES and proc.lower() not in PROCEDURE_COLUMNS:
+            raise UnsupportedCypher(f"procedure {proc}() in the embedded engine")
         if proc.lower() not in PROCEDURE_COLUMNS:
             raise CypherWriteError(
                 f"CALL {proc} is not allowed: only db.labels(), db.relationshipTypes() "

@@ -148,6 +148,8 @@ class PatternParser(TokenStream):
     def parse_label_expr(self, in_expr: bool) -> LabelExpr:
         """`:A:B` / `:A&B` (all of) or `:A|B` (any of); mixing both is not supported."""
         self.expect_op(":")
+        if self.at_op("!", "%", "("):
+            raise UnsupportedCypher("label expressions with '!', '%' or parentheses")
         groups: list[list[str]] = [[self.name("a label")]]
         mode = ""
         while True:

@@ -47,9 +47,7 @@ def _is_name_position(prev: Token | None, prev2: Token | None, nxt: Token | None
         return True  # {start: 0}
     if _is_op(prev, "(") and _is_op(nxt, ":", ")", "{"):
         return True  # (start:Paper)
-    if _is_op(prev, "[") and _is_op(nxt, ":", "]", "*", "{"):
-        return True  # -[set:T]-
-    return False
+    return _is_op(prev, "[") and _is_op(nxt, ":", "]", "*", "{")  # -[set:T]-
 
 
 def _dotted_name(toks: list[Token], k: int) -> str:

@@ -123,7 +123,7 @@ def equals(a: Any, b: Any) -> bool | None:
     if is_list(a) and is_list(b):
         if len(a) != len(b):
             return False
-        return _all_equal(zip(a, b))
+        return _all_equal(zip(a, b, strict=False))
     if isinstance(a, dict) and isinstance(b, dict):
         if a.keys() != b.keys():
             return False
@@ -155,7 +155,7 @@ def compare(a: Any, b: Any) -> int | None:
     if isinstance(a, str) and isinstance(b, str) or type(a) is bool and type(b) is bool:
         return (a > b) - (a < b)
     if is_list(a) and is_list(b):
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=False):
             c = compare(x, y)
             if c is None or c != 0:
                 return c

@@ -1,0 +1,76 @@
+"""Read-only Cypher engine over a NetworkX MultiDiGraph; entry point `run_query`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from kg.cypher.context import Context
+from kg.cypher.errors import CypherError, CypherSyntaxError, CypherTimeout, CypherWriteError, UnsupportedCypher
+from kg.cypher.executor import execute
+from kg.cypher.index import build_index, invalidate_index
+from kg.cypher.matcher import match
+from kg.cypher.parser import parse
+from kg.cypher.readonly import check_read_only, is_read_only
+from kg.cypher.values import to_json
+
+__all__ = [
+    "CypherError", "CypherResult", "CypherSyntaxError", "CypherTimeout", "CypherWriteError",
+    "UnsupportedCypher", "build_index", "check_read_only", "invalidate_index", "is_read_only",
+    "run_query",
+]
+
+
+@dataclass
+class CypherResult:
+    """Query output: column names, JSON-ready rows, and whether rows were cut at max_rows."""
+
+    columns: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+    truncated: bool = False
+
+
+def run_query(
+    graph: nx.MultiDiGraph,
+    query: str,
+    parameters: dict[str, Any] | None = None,
+    *,
+    max_rows: int = 1000,
+    timeout_s: float = 10.0,
+) -> CypherResult:
+    """Run a read-only Cypher `query` against `graph`; never modifies the graph.
+
+    Graph conventions: node key = node id; the node attribute `label` is the node's single label
+    and the edge attribute `type` the relationship type (both reserved, not properties); every
+    other attribute is a property. `(n:A|B)` matches either label, `(n:A:B)` needs both (so only
+    matches when A == B). `-[*]-` explores at most `kg.cypher.paths.UNBOUNDED_HOPS` (10) hops and
+    raises UnsupportedCypher rather than drop longer walks. Write clauses raise CypherWriteError,
+    features outside the supported subset UnsupportedCypher, a run past `timeout_s`
+    CypherTimeout. At most `max_rows` rows are returned; `truncated` tells if more existed.
+    Label/property indexes are cached per graph: call `invalidate_index(graph)` after mutating it.
+    """
+    if not isinstance(graph, nx.MultiDiGraph):
+        raise CypherError(f"run_query needs a networkx.MultiDiGraph, got {type(graph).__name__}")
+    if type(max_rows) is not int or max_rows < 0:
+        raise CypherError(f"max_rows must be a non-negative integer, got {max_rows!r}")
+    check_read_only(query)
+    try:
+        parsed = parse(query)
+    except RecursionError:
+        raise CypherSyntaxError("query is nested too deeply to parse") from None
+    ctx = Context(graph, dict(parameters or {}), timeout_s)
+    ctx.match = lambda patterns, where, rec: match(ctx, patterns, where, rec)
+    try:
+        columns, rows = execute(parsed, ctx)
+        out: list[list[Any]] = []
+        truncated = False
+        for row in rows:
+            if len(out) >= max_rows:
+                truncated = True
+                break
+            out.append([to_json(v, graph) for v in row])
+    except RecursionError:
+        raise CypherError("query is nested too deeply to evaluate") from None
+    return CypherResult(columns, out, truncated)

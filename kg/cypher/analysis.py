@@ -1,0 +1,175 @@
+"""Static checks over the syntax tree: variable scope, aggregates, functions, WHERE conjuncts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import fields
+from typing import Any
+
+from kg.cypher import ast as A
+from kg.cypher.errors import CypherError, CypherSyntaxError, UnsupportedCypher
+from kg.cypher.functions import AGGREGATES, FUNCTIONS
+
+
+def _exprs_in(value: Any) -> Iterator[A.Expr]:
+    if isinstance(value, A.Expr):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _exprs_in(item)
+    elif isinstance(value, A.PathPattern):
+        for part in (*value.nodes, *value.rels):
+            if part.props is not None:
+                yield part.props
+
+
+def children(expr: A.Expr) -> Iterator[A.Expr]:
+    for f in fields(expr):  # type: ignore[arg-type]
+        yield from _exprs_in(getattr(expr, f.name))
+
+
+def walk(expr: A.Expr) -> Iterator[A.Expr]:
+    """`expr` and all its sub-expressions, depth first."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(children(e))
+
+
+def pattern_vars(patterns: tuple[A.PathPattern, ...]) -> list[str]:
+    names: list[str] = []
+    for p in patterns:
+        for part in (p, *p.nodes, *p.rels):
+            if part.var is not None and part.var not in names:
+                names.append(part.var)
+    return names
+
+
+def free_vars(expr: A.Expr) -> set[str]:
+    """Names an expression may read from its record (a superset: pattern variables included)."""
+    out: set[str] = set()
+    for e in walk(expr):
+        if isinstance(e, A.Var):
+            out.add(e.name)
+        elif isinstance(e, A.MapProj):
+            out.update(key for kind, key, _ in e.items if kind == "var")
+        elif isinstance(e, A.PatternExpr):
+            out.update(pattern_vars(e.patterns))
+        elif isinstance(e, A.PatternComp):
+            out.update(pattern_vars((e.pattern,)))
+    return out
+
+
+def conjuncts(expr: A.Expr | None) -> list[A.Expr]:
+    if expr is None:
+        return []
+    if isinstance(expr, A.BoolOp) and expr.op == "AND":
+        return [c for x in expr.operands for c in conjuncts(x)]
+    return [expr]
+
+
+def is_aggregate(e: A.Expr) -> bool:
+    return isinstance(e, A.FuncCall) and e.name in AGGREGATES
+
+
+def aggregates_in(expr: A.Expr) -> list[A.FuncCall]:
+    """Top-level aggregate calls in `expr`; nested aggregates are an error."""
+    found: list[A.FuncCall] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if is_aggregate(e):
+            assert isinstance(e, A.FuncCall)
+            if any(is_aggregate(x) for a in e.args for x in walk(a)):
+                raise CypherError("aggregate functions cannot be nested inside other aggregates")
+            found.append(e)
+        elif not isinstance(e, (A.PatternExpr, A.PatternComp)):
+            stack.extend(children(e))
+    return found
+
+
+_AGG_ARITY = {"count": (1, 1), "percentiledisc": (2, 2), "percentilecont": (2, 2)}
+
+
+def check_functions(expr: A.Expr) -> None:
+    for e in walk(expr):
+        if not isinstance(e, A.FuncCall):
+            continue
+        if e.name in AGGREGATES:
+            lo, hi = _AGG_ARITY.get(e.name, (1, 1))
+            if e.star:
+                continue
+        elif e.name in FUNCTIONS:
+            _, lo, hi = FUNCTIONS[e.name]
+            if e.distinct:
+                raise CypherSyntaxError(f"DISTINCT is only allowed in aggregate functions, not {e.name}()")
+        else:
+            raise UnsupportedCypher(f"function {e.name}()")
+        if not lo <= len(e.args) <= hi:
+            want = str(lo) if lo == hi else f"{lo} to {hi}"
+            raise CypherSyntaxError(f"{e.name}() takes {want} argument(s), got {len(e.args)}")
+
+
+def check_scope(expr: A.Expr, scope: set[str] | frozenset[str]) -> None:
+    """Raise CypherError for variables that are not defined, honouring local bindings."""
+    if isinstance(expr, A.Var):
+        if expr.name not in scope:
+            raise CypherError(f"variable `{expr.name}` is not defined")
+        return
+    if isinstance(expr, A.MapProj):
+        for kind, key, _ in expr.items:
+            if kind == "var" and key not in scope:
+                raise CypherError(f"variable `{key}` is not defined")
+    if isinstance(expr, (A.ListComp, A.Quantifier)):
+        check_scope(expr.source, scope)
+        inner = set(scope) | {expr.var}
+        for part in (expr.where, getattr(expr, "proj", None)):
+            if part is not None:
+                check_scope(part, inner)
+        return
+    if isinstance(expr, A.Reduce):
+        check_scope(expr.source, scope)
+        check_scope(expr.init, scope)
+        check_scope(expr.expr, set(scope) | {expr.acc, expr.var})
+        return
+    if isinstance(expr, (A.PatternExpr, A.PatternComp)):
+        patterns = expr.patterns if isinstance(expr, A.PatternExpr) else (expr.pattern,)
+        check_patterns(patterns, scope)
+        inner = set(scope) | set(pattern_vars(patterns))
+        for part in (expr.where, getattr(expr, "proj", None)):
+            if part is not None:
+                check_scope(part, inner)
+        return
+    for child in children(expr):
+        check_scope(child, scope)
+
+
+def check_patterns(patterns: tuple[A.PathPattern, ...], scope: set[str] | frozenset[str]) -> None:
+    """Variables must not be used both as node and relationship; relationship vars not reused."""
+    node_vars: set[str] = set()
+    rel_vars: set[str] = set()
+    path_vars: set[str] = set()
+    for p in patterns:
+        if p.var is not None:
+            if p.var in scope or p.var in path_vars:
+                raise CypherError(f"path variable `{p.var}` is already defined")
+            path_vars.add(p.var)
+        for n in p.nodes:
+            if n.var is not None:
+                node_vars.add(n.var)
+        for r in p.rels:
+            if r.var is not None:
+                if r.var in rel_vars:
+                    raise CypherError(f"relationship variable `{r.var}` is used twice in one pattern")
+                rel_vars.add(r.var)
+            if r.varlen and r.max_hops is not None and r.min_hops > r.max_hops:
+                raise CypherSyntaxError(f"variable-length bounds *{r.min_hops}..{r.max_hops} are reversed")
+    clash = (node_vars & rel_vars) | (path_vars & (node_vars | rel_vars))
+    if clash:
+        raise CypherError(f"variable `{sorted(clash)[0]}` is used for different kinds of values")
+    inner = set(scope) | node_vars | rel_vars
+    for p in patterns:
+        for part in (*p.nodes, *p.rels):
+            if part.props is not None:
+                check_scope(part.props, inner)

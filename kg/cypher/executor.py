@@ -1,0 +1,165 @@
+"""Runs a parsed query: clause pipeline (MATCH, OPTIONAL MATCH, UNWIND, WITH, CALL, RETURN), UNION."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from kg.cypher import ast as A
+from kg.cypher.analysis import aggregates_in, check_functions, check_patterns, check_scope, pattern_vars
+from kg.cypher.context import Context, Record
+from kg.cypher.errors import CypherError, CypherSyntaxError
+from kg.cypher.evaluator import evaluate, truth
+from kg.cypher.matcher import match
+from kg.cypher.projection import project
+from kg.cypher.readonly import PROCEDURE_COLUMNS
+from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey, is_list
+
+
+def _check_where(where: A.Expr | None, scope: set[str]) -> None:
+    if where is None:
+        return
+    check_functions(where)
+    check_scope(where, scope)
+    if aggregates_in(where):
+        raise CypherError("aggregate functions are not allowed in WHERE (aggregate in WITH first)")
+
+
+def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
+                  ctx: Context) -> tuple[Iterator[Record], list[str]]:
+    check_patterns(clause.patterns, set(scope))
+    for p in clause.patterns:
+        for part in (*p.nodes, *p.rels):
+            if part.props is not None:
+                check_functions(part.props)
+    new_vars = [v for v in pattern_vars(clause.patterns) if v not in scope]
+    _check_where(clause.where, set(scope) | set(new_vars))
+
+    def run() -> Iterator[Record]:
+        for rec in records:
+            found = False
+            for out in match(ctx, clause.patterns, clause.where, rec):
+                found = True
+                yield out
+            if clause.optional and not found:
+                yield {**rec, **{v: None for v in new_vars}}
+
+    return run(), scope + new_vars
+
+
+def _unwind(records: Iterable[Record], clause: A.Unwind, scope: list[str],
+            ctx: Context) -> tuple[Iterator[Record], list[str]]:
+    check_functions(clause.expr)
+    check_scope(clause.expr, set(scope))
+    if clause.var in scope:
+        raise CypherError(f"variable `{clause.var}` is already defined")
+
+    def run() -> Iterator[Record]:
+        for rec in records:
+            value = evaluate(clause.expr, rec, ctx)
+            if value is None:
+                continue
+            for item in (value if is_list(value) else [value]):
+                ctx.tick()
+                yield {**rec, clause.var: item}
+
+    return run(), scope + [clause.var]
+
+
+def _procedure_values(ctx: Context, proc: str) -> list[Any]:
+    graph = ctx.graph
+    found: set[Any] = set()
+    if proc == "db.labels":
+        for attrs in graph._node.values():
+            ctx.tick()
+            found.add(attrs.get(LABEL_ATTR))
+    elif proc == "db.relationshiptypes":
+        for _, _, attrs in graph.edges(data=True):
+            ctx.tick()
+            found.add(attrs.get(TYPE_ATTR))
+    else:
+        for attrs in graph._node.values():
+            ctx.tick()
+            found.update(k for k in attrs if k != LABEL_ATTR)
+        for _, _, attrs in graph.edges(data=True):
+            ctx.tick()
+            found.update(k for k in attrs if k != TYPE_ATTR)
+    found.discard(None)
+    return sorted(found, key=str)
+
+
+def _call(records: Iterable[Record], clause: A.Call, scope: list[str],
+          ctx: Context) -> tuple[Iterator[Record], list[str]]:
+    column = PROCEDURE_COLUMNS[clause.procedure]
+    yields = clause.yields if clause.yields is not None else ((column, column),)
+    new_vars = [alias for _, alias in yields]
+    for v in new_vars:
+        if v in scope:
+            raise CypherError(f"variable `{v}` is already defined")
+    _check_where(clause.where, set(scope) | set(new_vars))
+
+    def run() -> Iterator[Record]:
+        values = _procedure_values(ctx, clause.procedure)
+        for rec in records:
+            for value in values:
+                out = {**rec, **{alias: value for alias in new_vars}}
+                if clause.where is None or truth(evaluate(clause.where, out, ctx)) is True:
+                    yield out
+
+    return run(), scope + new_vars
+
+
+def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[str]]:
+    records: Iterator[Record] = iter([{}])
+    scope: list[str] = []
+    for clause in query.clauses:
+        if isinstance(clause, A.Match):
+            records, scope = _match_clause(records, clause, scope, ctx)
+        elif isinstance(clause, A.Unwind):
+            records, scope = _unwind(records, clause, scope, ctx)
+        elif isinstance(clause, A.Call):
+            records, scope = _call(records, clause, scope, ctx)
+        elif isinstance(clause, A.With):
+            records, scope = project(records, clause.proj, scope, ctx, is_with=True)
+            if clause.where is not None:
+                _check_where(clause.where, set(scope))
+                records = _filter(records, clause.where, ctx)
+        else:
+            return project(records, clause.proj, scope, ctx, is_with=False)
+    return records, scope  # a standalone CALL
+
+
+def _filter(records: Iterable[Record], where: A.Expr, ctx: Context) -> Iterator[Record]:
+    for rec in records:
+        if truth(evaluate(where, rec, ctx)) is True:
+            yield rec
+
+
+def execute(query: A.Query, ctx: Context) -> tuple[list[str], Iterator[list[Any]]]:
+    """Columns and a lazy iterator of rows (internal values, not yet converted to JSON)."""
+    missing = sorted(query.params - set(ctx.params))
+    if missing:
+        raise CypherError("missing parameter(s): " + ", ".join(f"${m}" for m in missing))
+    parts = [_single(q, ctx) for q in query.parts]
+    columns = parts[0][1]
+    for _, cols in parts[1:]:
+        if sorted(cols) != sorted(columns):
+            raise CypherSyntaxError(
+                f"all parts of a UNION must return the same columns: {columns} vs {cols}"
+            )
+    chained = itertools.chain.from_iterable(records for records, _ in parts)
+    rows: Iterator[list[Any]] = ([rec[c] for c in columns] for rec in chained)
+    if len(parts) > 1 and not query.union_all:
+        rows = _dedupe(rows)
+    return columns, rows
+
+
+def _dedupe(rows: Iterable[list[Any]]) -> Iterator[list[Any]]:
+    seen: set[Any] = set()
+    for row in rows:
+        key = tuple(hkey(v) for v in row)
+        if key not in seen:
+            seen.add(key)
+            yield row
+

@@ -1,0 +1,85 @@
+"""Cypher operators on plain values: arithmetic, string concatenation, IN, comparisons."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kg.cypher.conversions import to_string
+from kg.cypher.errors import CypherError
+from kg.cypher.values import compare, equals, is_list, is_number, type_name
+
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+def _check_int(v: Any) -> Any:
+    if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
+        raise CypherError("integer overflow (results must fit in 64 bits)")
+    return v
+
+
+def arithmetic(op: str, a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    if is_number(a) and is_number(b):
+        both_int = type(a) is int and type(b) is int
+        if op == "+":
+            return _check_int(a + b)
+        if op == "-":
+            return _check_int(a - b)
+        if op == "*":
+            return _check_int(a * b)
+        if op == "^":
+            try:
+                return math.pow(a, b)
+            except ValueError:
+                return math.nan
+            except OverflowError:
+                return math.inf
+        if both_int:
+            if b == 0:
+                raise CypherError(f"division by zero in {a} {op} {b}")
+            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # truncate towards zero
+            return _check_int(q) if op == "/" else a - b * q
+        if b == 0:
+            if op == "%" or a == 0 or (isinstance(a, float) and math.isnan(a)):
+                return math.nan
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return a / b if op == "/" else math.fmod(a, b)
+    if op == "+":
+        if is_list(a):
+            return list(a) + (list(b) if is_list(b) else [b])
+        if is_list(b):
+            return [a] + list(b)
+        if isinstance(a, str) and (isinstance(b, str) or is_number(b)):
+            return a + to_string(b)
+        if isinstance(b, str) and is_number(a):
+            return to_string(a) + b
+    raise CypherError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}")
+
+
+def in_list(a: Any, b: Any) -> bool | None:
+    if b is None:
+        return None
+    if not is_list(b):
+        raise CypherError(f"IN expects a list on its right, got {type_name(b)}")
+    saw_null = False
+    for item in b:
+        eq = equals(a, item)
+        if eq:
+            return True
+        if eq is None:
+            saw_null = True
+    return None if saw_null else False
+
+
+def compare_values(op: str, a: Any, b: Any) -> bool | None:
+    if op == "=":
+        return equals(a, b)
+    if op == "<>":
+        eq = equals(a, b)
+        return None if eq is None else not eq
+    c = compare(a, b)
+    if c is None:
+        return None
+    return c < 0 if op == "<" else c > 0 if op == ">" else c <= 0 if op == "<=" else c >= 0
