@@ -70,6 +70,8 @@ def _is_noise(key: str, ty: str, paper_count: int) -> bool:
     words = key.split()
     if not words or key in lx.GENERIC_WORDS or all(w in lx.GENERIC_WORDS or w in lx.STRIP_LEADING for w in words):
         return True
+    if ty == "dataset" and all(w in lx.DATASET_ROLE_WORDS for w in words):
+        return True
     # A lone common word ("history", "core") is a concept only if several papers use it.
     return ty == "concept" and len(words) == 1 and paper_count < 2
 

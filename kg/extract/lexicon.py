@@ -126,7 +126,14 @@ GENERIC_WORDS = {
     "focus", "means", "approach-", "code", "implementation", "experimental", "empirical", "theoretical",
     "extensive", "comprehensive", "new", "novel", "other", "others", "sota", "here", "there", "this",
     "that", "these", "those", "it", "they", "we", "us", "our", "their", "its", "which", "what", "who",
+    "corpus", "corpora", "suite", "testbed", "collection",
 }
+# Words that make a "dataset" phrase a role, not a named dataset: "training data", "a large-scale benchmark".
+DATASET_ROLE_WORDS = {"train", "training", "test", "testing", "validation", "held", "out", "benchmark", "public",
+                      "synthetic", "real", "world", "data", "dataset", "set", "corpus", "suite", "large", "small",
+                      "scale", "new", "standard", "evaluation", "downstream", "image", "text", "labeled",
+                      "unlabeled", "labelled", "unlabelled", "multiple", "several", "diverse", "existing", "source",
+                      "target", "original", "different", "curated", "human", "annotated", "open"}
 # Leading words stripped from noun phrases: they describe the mention, not the thing.
 STRIP_LEADING = {
     "a", "an", "the", "this", "these", "that", "those", "our", "their", "its", "his", "her", "my", "your", "such",

@@ -1,0 +1,61 @@
+"""`kg cypher QUERY`: read-only Cypher against the store, as a table or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import orjson
+
+from kg.cli.main import json_option, store_dir_option
+from kg.errors import InputError
+from kg.store.embedded import EmbeddedStore
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE``; VALUE is JSON when it parses as JSON (``5``, ``true``, ``["a"]``), else a string."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise InputError(f"--param {text!r}: expected NAME=VALUE")
+    try:
+        return name, orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return name, raw
+
+
+def _cell(v: Any, width: int = 60) -> str:
+    s = v if isinstance(v, str) else orjson.dumps(v).decode()
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def format_table(columns: list[str], rows: list[list[Any]]) -> str:
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(out)
+
+
+@click.command()
+@click.argument("query")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
+@click.option("--max-rows", default=1000, show_default=True, help="Return at most this many rows.")
+@click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="Stop the query after this many seconds.")
+@store_dir_option
+@json_option
+def cypher(query: str, params: tuple[str, ...], max_rows: int, timeout_s: float, store_dir: str,
+           as_json: bool) -> None:
+    """Run a read-only Cypher QUERY; write clauses are refused and change nothing.
+
+    Example: kg cypher 'MATCH (p:Paper)-[:EVALUATES_ON]->(d:Dataset {name: $d}) RETURN p.title' --param d=CIFAR-10
+    """
+    parameters = dict(parse_param(p) for p in params)
+    r = EmbeddedStore(store_dir).cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s)
+    if as_json:
+        click.echo(orjson.dumps(r.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode())
+        return
+    click.echo(format_table(r.columns, r.rows))
+    click.echo(f"\n{len(r.rows)} row{'s' * (len(r.rows) != 1)}" + (f" (capped at {max_rows})" if r.truncated else ""),
+               err=True)
