@@ -1,0 +1,30 @@
+"""Dependencies shared by the routes, as ``Annotated`` aliases so handlers read as plain typed functions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import Depends, Request
+
+from api.settings import Settings
+from kg.errors import StoreError
+from kg.store.base import Store
+
+# The entity types of kg.graph.ENTITY_LABELS (a test keeps the two in step); anything else is a 422.
+EntityType = Literal["method", "model", "dataset", "task", "metric", "concept"]
+
+
+async def get_store(request: Request) -> Store:
+    store: Store | None = getattr(request.app.state, "store", None)
+    if store is None:
+        raise StoreError("the store is not open (the app is starting or shutting down)")
+    return store
+
+
+async def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+StoreDep = Annotated[Store, Depends(get_store)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -1,0 +1,60 @@
+"""Build the FastAPI app: settings in, store opened once in the lifespan (or handed in), routers included."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api import errors
+from api.middleware import BodyLimit
+from api.routes import cypher, entities, meta, papers, search
+from api.settings import Settings
+from kg import __version__
+from kg.store import store_class
+from kg.store.base import Store
+
+
+def open_store(settings: Settings) -> Store:
+    """Open the configured store read-only; serving never writes."""
+    cls = store_class(settings.store_kind)
+    if settings.store_kind == "embedded":
+        return cls(settings.store_dir)  # type: ignore[call-arg]
+    return cls(**settings.store_options)
+
+
+def create_app(settings: Settings | None = None, *, store: Store | None = None,
+               store_factory: Callable[[Settings], Store] = open_store) -> FastAPI:
+    """The API app. Pass ``store`` (or set ``app.state.store`` before startup) to serve an already-open
+    store, which the caller closes; otherwise the lifespan opens one with ``store_factory(settings)`` at
+    startup and closes it at shutdown."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if app.state.store is not None:
+            yield
+            return
+        app.state.store = store_factory(settings)
+        try:
+            yield
+        finally:
+            app.state.store.close()
+            app.state.store = None
+
+    app = FastAPI(title="kg", version=__version__, lifespan=lifespan,
+                  summary="A typed knowledge graph of research-paper abstracts: papers, entities, search, Cypher.")
+    app.state.settings = settings
+    app.state.store = store
+    errors.install(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    for module in (papers, entities, search, cypher, meta):
+        app.include_router(module.router)
+    # HTML views live in their own module (another owner); served when present.
+    if importlib.util.find_spec("api.routes.views") is not None:
+        from api.routes import views
+
+        app.include_router(views.router)
+    return app

@@ -1,0 +1,32 @@
+"""/cypher: read-only Cypher over the graph, with a row cap and a time limit."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.deps import SettingsDep, StoreDep
+from api.errors import CYPHER_ERRORS
+from kg.models import CypherResult
+
+router = APIRouter(prefix="/cypher", tags=["cypher"])
+
+
+class CypherQuery(BaseModel):
+    """A read-only Cypher query with its parameters (``$name`` in the text)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: Annotated[str, Field(min_length=1, max_length=10_000, examples=[
+        "MATCH (p:Paper)-[:PROPOSES]->(m:Method) RETURN p.title, m.name LIMIT 5"])]
+    parameters: Annotated[dict[str, Any], Field(max_length=100)] = {}
+    max_rows: Annotated[int | None, Field(ge=1, le=10_000, description="Row cap; default 1000")] = None
+
+
+@router.post("", response_model=CypherResult, responses=CYPHER_ERRORS)
+def run_cypher(store: StoreDep, settings: SettingsDep, body: CypherQuery) -> CypherResult:
+    """Run a read-only Cypher query; write clauses get 400 and change nothing; rows past the cap set ``truncated``."""
+    max_rows = min(body.max_rows or settings.cypher_max_rows, settings.cypher_max_rows_limit)
+    return store.cypher(body.query, body.parameters, max_rows=max_rows, timeout_s=settings.cypher_timeout_s)

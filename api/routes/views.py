@@ -1,0 +1,58 @@
+"""/view: interactive HTML graph views (overview, paper, entity) that load nothing from the network."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from api.deps import EntityType, StoreDep
+from api.errors import NOT_FOUND
+from viz import RenderedView, entity_view, overview_view, paper_view
+
+router = APIRouter(prefix="/view", tags=["views"])
+
+Hops = Annotated[int, Query(ge=1, le=2, description="How far from the paper or entity to draw: 1 or 2")]
+Limit = Annotated[int, Query(ge=1, le=5000, description="At most this many nodes")]
+_HTML: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/html": {}}, "description": "A self-contained HTML page"}}
+
+
+def _link_base(request: Request) -> str:
+    # Nodes link to the other views of this same server, behind whatever root path it is mounted at.
+    return request.scope.get("root_path", "") + router.prefix
+
+
+def _page(rendered: RenderedView) -> HTMLResponse:
+    return HTMLResponse(rendered.html, headers={
+        "Content-Security-Policy": rendered.csp,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cross-Origin-Opener-Policy": "same-origin",
+    })
+
+
+@router.get("", response_class=HTMLResponse, responses=_HTML)
+def overview(
+    request: Request,
+    store: StoreDep,
+    top: Annotated[int, Query(ge=1, le=5000, description="Draw the top N entities by paper count")] = 150,
+    types: Annotated[list[EntityType] | None, Query(description="Only these entity types (repeatable)")] = None,
+) -> HTMLResponse:
+    """The concept graph of the corpus: the top entities, their relations and co-occurrences."""
+    return _page(overview_view(store, top_n=top, types=list(types) if types else None,
+                               link_base=_link_base(request)))
+
+
+@router.get("/paper/{paper_id}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND})
+def paper(request: Request, store: StoreDep, paper_id: str, hops: Hops = 1, limit: Limit = 200) -> HTMLResponse:
+    """A paper, its entities by edge type, and its related papers."""
+    return _page(paper_view(store, paper_id, hops=hops, limit=limit, link_base=_link_base(request)))
+
+
+# The segment may be an id or any name or alias; names can hold '/', hence ``:path``.
+@router.get("/entity/{entity_ref:path}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND})
+def entity(request: Request, store: StoreDep, entity_ref: str, hops: Hops = 1, limit: Limit = 200) -> HTMLResponse:
+    """An entity (by id, name or alias) and the papers and entities around it."""
+    return _page(entity_view(store, entity_ref, hops=hops, limit=limit, link_base=_link_base(request)))

@@ -1,0 +1,32 @@
+"""`kg serve`: the HTTP API (and HTML views) over a store, read-only, on 127.0.0.1 unless told otherwise."""
+
+from __future__ import annotations
+
+import click
+
+from kg.cli.main import store_dir_option
+
+
+@click.command()
+@store_dir_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind; 0.0.0.0 exposes the API to the network.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option("--cypher-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds one Cypher query may run.")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+def serve(store_dir: str, host: str, port: int, cypher_timeout: float, log_level: str) -> None:
+    """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
+    import uvicorn  # imported here so other commands start fast
+
+    from api.main import create_app, open_store
+    from api.settings import Settings
+
+    settings = Settings(store_dir=store_dir, host=host, port=port, cypher_timeout_s=cypher_timeout)
+    # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
+    # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
+    with open_store(settings) as store:
+        app = create_app(settings, store=store)
+        click.echo(f"kg: serving {store_dir} on http://{host}:{port} (docs at /docs); Ctrl-C to stop", err=True)
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
