@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from api import errors
 from api.middleware import BodyLimit
@@ -44,7 +45,8 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
             app.state.store.close()
             app.state.store = None
 
-    app = FastAPI(title="kg", version=__version__, lifespan=lifespan,
+    # FastAPIOffline serves Swagger UI and ReDoc from package files: /docs works with no network.
+    app = FastAPIOffline(title="kg", version=__version__, lifespan=lifespan,
                   summary="A typed knowledge graph of research-paper abstracts: papers, entities, search, Cypher.")
     app.state.settings = settings
     app.state.store = store

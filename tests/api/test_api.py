@@ -50,7 +50,7 @@ def test_every_endpoint_is_documented_and_runs_in_the_threadpool(app: FastAPI, c
             assert op.get("description"), f"{path} has no docstring"
     for route in app.routes:
         # Store calls block; plain `def` endpoints run in the threadpool so requests are served concurrently.
-        if isinstance(route, APIRoute) and not route.path.startswith("/view"):
+        if isinstance(route, APIRoute) and route.include_in_schema and not route.path.startswith("/view"):
             assert not inspect.iscoroutinefunction(route.endpoint), route.path
 
 
@@ -398,3 +398,13 @@ def test_serve_answers_health_over_tcp(store_dir: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_docs_work_offline(client) -> None:
+    import re
+
+    page = client.get("/docs")
+    assert page.status_code == 200
+    urls = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert urls and not [u for u in urls if u.startswith(("http:", "https:", "//"))]
+    assert all(client.get(u).status_code == 200 for u in urls)
