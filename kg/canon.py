@@ -59,6 +59,7 @@ def entity_id(key: str) -> str:
     return slug
 
 
+@lru_cache(maxsize=1 << 18)
 def looks_like_acronym(surface: str) -> bool:
     """True for short capitalised forms (``MI``, ``LLMs``, ``C-PMI``) that abbreviations may define."""
     s = surface.strip()

@@ -200,8 +200,8 @@ def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) ->
 
     index = RelatedIndex(paper_entities)
     names = {e["id"]: e["name"] for e in ents.values()}
-    for pid in sorted(paper_entities):
-        for q, score, shared in index.related(pid, related_k):
+    for pid, top in index.all_related(related_k):
+        for q, score, shared in top:
             g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, shared=shared[:10],
                        shared_names=[names[s] for s in shared[:10]])
     return g
