@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 
 from kg.canon import canonical_key
-from kg.errors import NotFoundError
+from kg.errors import InputError, NotFoundError
 from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES
 from kg.models import (
     CypherResult,
@@ -267,13 +267,20 @@ class NxReads(Store):
         return CypherResult(columns=r.columns, rows=r.rows, truncated=r.truncated)
 
     # -- views -----------------------------------------------------------------------------------------
+    _VIEW_ABSTRACT_CHARS = 600  # enough for a tooltip; full abstracts would bloat big views
+
     def _view_node(self, n: str) -> dict[str, Any]:
         d = self.graph.nodes[n]
         out = {"id": n, "label": d["label"], "name": d["name"]}
         if d["label"] == "Paper":
-            out |= {"year": d.get("year"), "venue": d.get("venue"), "paper_count": 1}
+            abstract = d.get("abstract", "")
+            if len(abstract) > self._VIEW_ABSTRACT_CHARS:
+                abstract = abstract[: self._VIEW_ABSTRACT_CHARS].rstrip() + "…"
+            out |= {"year": d.get("year"), "venue": d.get("venue"), "paper_count": 1,
+                    "authors": (d.get("authors") or [])[:10], "abstract": abstract}
         else:
-            out |= {"aliases": d.get("aliases", []), "paper_count": d.get("paper_count", 1)}
+            out |= {"aliases": d.get("aliases", []), "paper_count": d.get("paper_count", 1),
+                    "mention_count": d.get("mention_count", 0)}
         return out
 
     def _view_edges(self, nodes: set[str]) -> list[dict[str, Any]]:
@@ -290,15 +297,43 @@ class NxReads(Store):
                 agg[key]["count"] += 1
         return sorted(agg.values(), key=lambda x: (x["source"], x["target"], x["type"]))
 
+    def _co_occurrence_edges(self, keep: set[str], per_node: int) -> list[dict[str, Any]]:
+        """CO_OCCURS edges: each kept entity to its ``per_node`` most strongly co-occurring kept entities.
+
+        Typed relations between the top entities are sparse on small corpora, which leaves the overview a
+        cloud of unconnected dots; co-occurrence shows which concepts the corpus discusses together.
+        """
+        shared: Counter[tuple[str, str]] = Counter()
+        for p in self.by_label("Paper"):
+            es = sorted({v for _, v, t in self.graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES and v in keep})
+            shared.update((a, b) for i, a in enumerate(es) for b in es[i + 1 :])
+        pc = {n: max(1, self.graph.nodes[n]["paper_count"]) for n in keep}
+        best: dict[str, list[tuple[float, int, str, str]]] = defaultdict(list)
+        for (a, b), c in shared.items():
+            s = c / math.sqrt(pc[a] * pc[b])
+            best[a].append((-s, -c, b, a))
+            best[b].append((-s, -c, a, b))
+        pairs: dict[tuple[str, str], tuple[int, float]] = {}
+        for items in best.values():
+            for neg_s, neg_c, x, y in sorted(items)[:per_node]:
+                pairs[(min(x, y), max(x, y))] = (-neg_c, round(-neg_s, 4))
+        return [{"source": a, "target": b, "type": "CO_OCCURS", "count": c, "sentence": "", "paper_id": None,
+                 "score": s} for (a, b), (c, s) in sorted(pairs.items())]
+
     def overview(self, *, top_n: int = 150, types: list[str] | None = None) -> GraphView:
+        unknown = [t for t in types or [] if t not in ENTITY_LABELS]
+        if unknown:
+            raise InputError(f"unknown entity type '{unknown[0]}'; choose from: {', '.join(ENTITY_LABELS)}")
         labels = [ENTITY_LABELS[t] for t in (types or ENTITY_LABELS)]
         ids = [n for lab in labels for n in self.by_label(lab)]
-        ids.sort(key=lambda n: (-self.graph.nodes[n]["paper_count"], n))
+        # Among equally common entities, the more often mentioned ones are the better known.
+        ids.sort(key=lambda n: (-self.graph.nodes[n]["paper_count"], -self.graph.nodes[n].get("mention_count", 0), n))
         keep = set(ids[:top_n])
         note = f"showing {len(keep)} of {len(ids)} entities (top {top_n} by paper count" + (
             f"; types: {', '.join(types)})" if types else ")")
-        return GraphView(nodes=[self._view_node(n) for n in sorted(keep)], edges=self._view_edges(keep),
-                         total_nodes=len(ids), note=note)
+        edges = self._view_edges(keep) + self._co_occurrence_edges(keep, per_node=3)
+        return GraphView(nodes=[self._view_node(n) for n in sorted(keep)], edges=edges, total_nodes=len(ids),
+                         note=note)
 
     def neighbourhood(self, node_id: str, *, hops: int = 1, limit: int = 200) -> GraphView:
         if node_id not in self.graph or self.graph.nodes[node_id]["label"] in ("Author", "Venue"):

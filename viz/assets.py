@@ -1,0 +1,70 @@
+"""What a view inlines: vis-network from the installed pyvis, our page template, script and styles, and the CSP."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from importlib import resources
+
+from kg.errors import KGError
+
+VIS_VERSION = "9.1.2"  # the copy pyvis 0.3.2 ships under pyvis/lib/
+
+
+def _read(package: str, name: str, hint: str) -> str:
+    try:
+        text = (resources.files(package) / name).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError) as exc:
+        raise KGError(f"cannot read the view asset {package}/{name}: {hint}") from exc
+    # These are pasted between <script> or <style> tags; a closing tag inside would end the block early.
+    if "</script" in text.lower() or "</style" in text.lower():
+        raise KGError(f"the view asset {package}/{name} contains a closing tag and cannot be inlined")
+    return text
+
+
+@cache
+def vis_js() -> str:
+    return _read("pyvis", f"lib/vis-{VIS_VERSION}/vis-network.min.js", "install pyvis==0.3.2")
+
+
+@cache
+def vis_css() -> str:
+    return _read("pyvis", f"lib/vis-{VIS_VERSION}/vis-network.css", "install pyvis==0.3.2")
+
+
+@cache
+def app_js() -> str:
+    return _read("viz", "app.js", "reinstall kg (`pip install -e .`)")
+
+
+@cache
+def app_css() -> str:
+    return _read("viz", "app.css", "reinstall kg (`pip install -e .`)")
+
+
+@cache
+def page_template() -> str:
+    return (resources.files("viz") / "template.html").read_text(encoding="utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+@cache
+def content_security_policy() -> str:
+    """The policy every view is sent with: nothing remote, and only our two inline scripts, by hash.
+
+    Hashes rather than 'unsafe-inline' mean that even markup which escaped escaping could run no script
+    and no inline event handler.
+    """
+    scripts = " ".join(_sha256(s) for s in (vis_js(), app_js()))
+    return ("default-src 'none'; "
+            f"script-src {scripts}; "
+            "style-src 'unsafe-inline'; "
+            "img-src data:; "
+            "font-src 'none'; "
+            "connect-src 'none'; "
+            "base-uri 'none'; "
+            "form-action 'none'")
