@@ -127,6 +127,13 @@ GENERIC_WORDS = {
     "extensive", "comprehensive", "new", "novel", "other", "others", "sota", "here", "there", "this",
     "that", "these", "those", "it", "they", "we", "us", "our", "their", "its", "which", "what", "who",
     "corpus", "corpora", "suite", "testbed", "collection",
+    # discourse nouns: "with respect to", "on the other hand", "et al.", "in addition", "in contrast"
+    "respect", "hand", "al", "et", "addition", "contrast", "particular", "detail", "details", "light", "sense",
+    "spite", "turn", "favor", "favour", "regard", "regards", "top", "front", "course", "place", "relationship",
+    "relationships", "connection", "connections", "measure", "measures", "measurement", "calculation",
+    "construction", "definition", "alternative", "alternatives", "difference", "differences", "characterization",
+    "formulation", "reduction", "output", "outputs", "input", "inputs", "phenomenon", "phenomena", "intuition",
+    "paradigm", "fraction", "utility", "deployment", "comparison", "transition", "identifiability", "evaluation",
 }
 # Words that make a "dataset" phrase a role, not a named dataset: "training data", "a large-scale benchmark".
 DATASET_ROLE_WORDS = {"train", "training", "test", "testing", "validation", "held", "out", "benchmark", "public",
