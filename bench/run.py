@@ -127,7 +127,7 @@ def main() -> None:
         wall, summary, peak_mb = kg_build(src, store, args.jobs)
         kg_rate = n / summary["extract_seconds"] if summary.get("extract_seconds") else n / wall
         size_mb = sum(f.stat().st_size for f in store.iterdir()) / 2**20
-        graph_mb = (store / "graph.json").stat().st_size / 2**20
+        graph_mb = (store / "graph.jsonl").stat().st_size / 2**20
         load_s = load_time(store)
         lat = api_latency(store, args.samples)
     st = summary["stats"]
@@ -140,7 +140,7 @@ def main() -> None:
         ("kg build, end to end", f"{wall:,.1f} s  ({n / wall:,.1f} abstracts/s; derive {summary['derive_seconds']:.1f} s,"
                                  f" save {summary['save_seconds']:.1f} s)"),
         ("peak RSS (largest process)", f"{peak_mb:,.0f} MB"),
-        ("store on disk", f"{size_mb:,.1f} MB (graph.json {graph_mb:,.1f} MB)"),
+        ("store on disk", f"{size_mb:,.1f} MB (graph.jsonl {graph_mb:,.1f} MB)"),
         ("store load (kg serve start)", f"{load_s:,.2f} s"),
     ] + [(f"API {k} p50 / p95", f"{a:,.1f} / {b:,.1f} ms") for k, (a, b) in lat.items()]
     width = max(len(k) for k, _ in rows)

@@ -72,8 +72,9 @@ def _is_noise(key: str, ty: str, paper_count: int) -> bool:
         return True
     if ty == "dataset" and all(w in lx.DATASET_ROLE_WORDS for w in words):
         return True
-    # A lone common word ("history", "core") is a concept only if several papers use it.
-    return ty == "concept" and len(words) == 1 and paper_count < 2
+    # A concept is a notion papers share: one that a single paper mentions ("noisy measurements") is left in
+    # that paper's extraction log but not made a node. Named things (methods, datasets, ...) always are.
+    return ty == "concept" and paper_count < 2
 
 
 def display_title(record: PaperRecord, ext: Extraction) -> str:
@@ -173,7 +174,7 @@ def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) ->
                 per_entity[eid] = (best, m if (best == edge and prev[0] != best) else prev[1], prev[2] + 1)
         for eid, (edge, m, count) in sorted(per_entity.items()):
             g.add_edge(r.id, eid, key=edge, type=edge, paper_id=r.id, sentence=sent_text[m.sent] if sent_text else "",
-                       start=m.start, end=m.end, mention=m.text, mentions=count)
+                       start=m.start, end=m.end, mentions=count)
         g.nodes[r.id]["entity_count"] = len(per_entity)
         paper_entities[r.id] = set(per_entity)
         for rel in ext.relations:
@@ -199,9 +200,7 @@ def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) ->
             g.add_edge(r.id, vid, key="PUBLISHED_IN", type="PUBLISHED_IN", year=r.year)
 
     index = RelatedIndex(paper_entities)
-    names = {e["id"]: e["name"] for e in ents.values()}
     for pid, top in index.all_related(related_k):
         for q, score, shared in top:
-            g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, shared=shared[:10],
-                       shared_names=[names[s] for s in shared[:10]])
+            g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, shared=shared[:5])
     return g

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import networkx as nx
 import orjson
@@ -18,62 +19,96 @@ from kg.graph import PaperInput
 from kg.store.nxreads import NxReads
 
 FORMAT = "kg-graph"
-FORMAT_VERSION = 2
-GRAPH_FILE = "graph.json"
+FORMAT_VERSION = 3
+GRAPH_FILE = "graph.jsonl"
 INPUTS_FILE = "inputs.jsonl"
 LOCK_FILE = ".lock"
 
 
-def graph_to_json(g: nx.MultiDiGraph, papers: Mapping[str, str]) -> bytes:
-    """The documented on-disk format: nodes as property maps, edges as [source, target, key, properties].
+def write_graph(g: nx.MultiDiGraph, papers: Mapping[str, str], fh: BinaryIO) -> None:
+    """The documented on-disk format, JSON Lines written as a stream (no second copy of the graph in memory).
 
-    Evidence sentences are stored once per paper (``sentences``) and edges refer to them by index
-    (``sent``): a sentence is evidence for many edges, and repeating it would multiply the file size.
+    Line 1: ``{"format": "kg-graph", "version": 3, "papers": {id: content hash}}``; then one line per node,
+    ``["n", {properties, "id", "label"}]``; one per paper whose sentences are evidence, ``["s", paper_id,
+    [sentence, ...]]``; one per edge, ``["e", source, target, key, {properties, "type"}]``. Evidence sentences
+    are stored once per paper and edges refer to them by index (``"sent"``): a sentence is evidence for many
+    edges. Everything is sorted, so the same graph is the same bytes.
     """
+    dumps = orjson.dumps
+    fh.write(dumps({"format": FORMAT, "version": FORMAT_VERSION, "papers": dict(sorted(papers.items()))}) + b"\n")
+    for n in sorted(g.nodes):
+        fh.write(dumps(["n", g.nodes[n]]) + b"\n")
     sentences: dict[str, dict[str, int]] = {}
-    edges = []
-    for u, v, k, d in sorted(g.edges(keys=True, data=True), key=lambda e: (e[0], e[1], e[2])):
+    for u, v, k, d in g.edges(keys=True, data=True):
         if "sentence" in d:
             table = sentences.setdefault(d["paper_id"], {})
-            d = {**d, "sent": table.setdefault(d["sentence"], len(table))}
-            del d["sentence"]
-        edges.append([u, v, k, d])
-    return orjson.dumps({
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "papers": dict(sorted(papers.items())),
-        "nodes": [attrs for _, attrs in sorted(g.nodes(data=True), key=lambda na: na[0])],
-        "sentences": {pid: list(table) for pid, table in sorted(sentences.items())},
-        "edges": edges,
-    })
+            table.setdefault(d["sentence"], len(table))
+    for pid in sorted(sentences):
+        fh.write(dumps(["s", pid, list(sentences[pid])]) + b"\n")
+    for u in sorted(g.nodes):
+        for v, keydict in sorted(g.succ[u].items()):
+            for k, d in sorted(keydict.items()):
+                if "sentence" in d:
+                    d = {**d, "sent": sentences[d["paper_id"]][d["sentence"]]}
+                    del d["sentence"]
+                fh.write(dumps(["e", u, v, k, d]) + b"\n")
 
 
-def graph_from_json(data: bytes, where: str) -> tuple[nx.MultiDiGraph, dict[str, str]]:
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise StoreError(f"{where}: not a kg graph file ({exc})") from exc
-    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-        raise StoreError(f"{where}: not a kg graph file")
-    if obj.get("version") != FORMAT_VERSION:
-        raise StoreError(f"{where}: graph format version {obj.get('version')} is not supported by this kg; "
+def read_graph(fh: BinaryIO, where: str) -> tuple[nx.MultiDiGraph, dict[str, str]]:
+    """Load a graph written by ``write_graph``, one line at a time."""
+    header = _header(fh.readline(), where)
+    if header.get("version") != FORMAT_VERSION:
+        raise StoreError(f"{where}: graph format version {header.get('version')} is not supported by this kg; "
                          f"rebuild the store")
-    sentences = obj["sentences"]
-    edges = obj["edges"]
-    for e in edges:
-        d = e[3]
-        if "sent" in d:
-            # One string object per sentence, shared by all its edges.
-            d["sentence"] = sentences[d["paper_id"]][d.pop("sent")]
     g = nx.MultiDiGraph()
-    g.add_nodes_from((n["id"], n) for n in obj["nodes"])
-    g.add_edges_from(edges)
-    return g, obj["papers"]
+    node, succ, pred = g._node, g._succ, g._pred  # bulk load: the public add_* calls copy every dict
+    sentences: dict[str, list[str]] = {}
+    intern = sys.intern
+    for n, line in enumerate(fh, 2):
+        try:
+            rec = orjson.loads(line)
+            kind = rec[0]
+            if kind == "e":
+                _, u, v, k, d = rec
+                if "sent" in d:
+                    pid = d["paper_id"] = intern(d["paper_id"])
+                    d["sentence"] = sentences[pid][d.pop("sent")]
+                d["type"] = intern(d["type"])
+                keydict = succ[u].get(v)
+                if keydict is None:
+                    keydict = succ[u][v] = pred[v][u] = {}
+                keydict[k] = d
+            elif kind == "n":
+                attrs = rec[1]
+                nid = intern(attrs["id"])
+                attrs["label"] = intern(attrs["label"])
+                node[nid] = attrs
+                succ[nid] = {}
+                pred[nid] = {}
+            elif kind == "s":
+                sentences[intern(rec[1])] = rec[2]
+        except (orjson.JSONDecodeError, KeyError, ValueError, IndexError, TypeError) as exc:
+            raise StoreError(f"{where}:{n}: damaged graph file ({type(exc).__name__}); rebuild the store") from None
+    return g, header["papers"]
 
 
-def _older_format_papers(data: bytes) -> dict[str, str] | None:
+def _header(line: bytes, where: str) -> dict[str, Any]:
     try:
-        obj = orjson.loads(data)
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("papers"), dict):
+        raise StoreError(f"{where}: not a kg graph file")
+    return obj
+
+
+def _older_papers(path: Path) -> dict[str, str] | None:
+    """The papers of a version-1/2 store (``graph.json``), so a build can upgrade it in place."""
+    old = path / "graph.json"
+    if not old.exists():
+        return None
+    try:
+        obj = orjson.loads(old.read_bytes())
     except orjson.JSONDecodeError:
         return None
     if isinstance(obj, dict) and obj.get("format") == FORMAT and isinstance(obj.get("papers"), dict):
@@ -81,14 +116,18 @@ def _older_format_papers(data: bytes) -> dict[str, str] | None:
     return None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write to a temporary file, fsync, then rename over ``path``: a crash leaves the old file whole."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb", buffering=1 << 20) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -117,14 +156,11 @@ class EmbeddedStore(NxReads):
         graph = nx.MultiDiGraph()
         gfile = self.path / GRAPH_FILE
         if gfile.exists():
-            data = gfile.read_bytes()
-            try:
-                graph, self._papers = graph_from_json(data, str(gfile))
-            except StoreError:
-                if not writable or not (old := _older_format_papers(data)):
-                    raise
-                # A graph written by an older kg: its papers and the extraction log are enough to re-derive.
-                self._papers = old
+            with open(gfile, "rb") as fh:
+                graph, self._papers = read_graph(fh, str(gfile))
+        elif writable and (old := _older_papers(self.path)):
+            # A store written by an older kg: its papers and the extraction log are enough to re-derive.
+            self._papers = old
         super().__init__(graph)
 
     def _lock(self, wait: bool) -> None:
@@ -155,7 +191,8 @@ class EmbeddedStore(NxReads):
         if not self.writable:
             raise StoreError(f"{self.path}: store opened read-only")
         papers = {pid: record_hash(p.record) for pid, p in inputs.items()}
-        _atomic_write(self.path / GRAPH_FILE, graph_to_json(graph, papers))
+        _atomic_write(self.path / GRAPH_FILE, lambda fh: write_graph(graph, papers, fh))
+        (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
         self._papers = papers
         self.set_graph(graph)
 
