@@ -28,8 +28,12 @@ class ExtractionCache:
         self.path = path
         self.version = version
 
-    def load(self, wanted: set[str] | None = None) -> dict[str, PaperInput]:
-        """Cached inputs by record hash (only ``wanted`` hashes when given), for this extractor version."""
+    def load(self, wanted: set[str] | None = None, *, any_version: bool = False) -> dict[str, PaperInput]:
+        """Cached inputs by record hash (only ``wanted`` hashes when given), for this extractor version.
+
+        ``any_version`` also takes entries of other extractor versions: a store's papers are re-derived from
+        what they were extracted with, and are re-extracted only when their input is built again.
+        """
         out: dict[str, PaperInput] = {}
         if not self.path.exists():
             return out
@@ -37,17 +41,22 @@ class ExtractionCache:
             for line in fh:
                 try:
                     obj = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue  # a line cut short by a crash
-                if obj.get("v") != self.version or (wanted is not None and obj["h"] not in wanted):
-                    continue
-                out[obj["h"]] = PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+                    if (wanted is not None and obj["h"] not in wanted) or (
+                            obj.get("v") != self.version and (not any_version or obj["h"] in out)):
+                        continue
+                    out[obj["h"]] = PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+                except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+                    continue  # a line cut short by a crash (or damaged): that record is extracted again
         return out
 
     def append(self, items: Iterable[tuple[str, PaperInput]]) -> None:
         """Append and flush to disk: what was extracted survives a kill."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "ab") as fh:
+        with open(self.path, "a+b") as fh:
+            # A build killed mid-write leaves a torn last line; end it, or the next record would be glued
+            # onto it and lost with it (and a graph saved with that record could not be re-derived).
+            if fh.seek(0, os.SEEK_END) and (fh.seek(-1, os.SEEK_END), fh.read(1))[1] != b"\n":
+                fh.write(b"\n")
             for h, p in items:
                 fh.write(orjson.dumps({"h": h, "v": self.version, "r": asdict(p.record),
                                        "x": p.extraction.to_store()}) + b"\n")

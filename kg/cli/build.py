@@ -9,17 +9,17 @@ import click
 import orjson
 
 from kg.build import build as run_build
-from kg.cli.main import json_option, store_dir_option
+from kg.cli.main import json_option
+from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
-from kg.store.embedded import EmbeddedStore
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@store_dir_option
+@store_options
 @click.option("--wait", is_flag=True, help="Wait for another build holding the store instead of failing.")
 @json_option
-def build(paths: tuple[str, ...], store_dir: str, wait: bool, as_json: bool) -> None:
+def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, as_json: bool) -> None:
     """Read seed lists (.txt) and JSON Lines (.jsonl, .jsonl.gz) from PATHS into the graph.
 
     Re-building the same input changes nothing; building another corpus into the same store merges.
@@ -31,7 +31,7 @@ def build(paths: tuple[str, ...], store_dir: str, wait: bool, as_json: bool) -> 
             last[0] = time.monotonic()
             click.echo(f"kg: {n} papers read", err=True)
 
-    with EmbeddedStore(store_dir, writable=True, wait=wait) as store:
+    with open_store(store_opts, writable=True, wait=wait) as store:
         s = run_build(paths, store, on_progress=progress)
     st = s.stats
     assert st is not None
@@ -43,7 +43,7 @@ def build(paths: tuple[str, ...], store_dir: str, wait: bool, as_json: bool) -> 
         skipped = sum(s.skipped.values())
         click.echo(f"read {s.read} papers ({s.extracted} extracted, {s.reused} unchanged), skipped {skipped}"
                    + (" (" + ", ".join(f"{n} {r}" for r, n in s.skipped.most_common()) + ")" if skipped else ""))
-        click.echo(f"store {store_dir}: {st.papers} papers, {st.entities} entities, {st.edges} edges "
+        click.echo(f"store {store_opts.label()}: {st.papers} papers, {st.entities} entities, {st.edges} edges "
                    f"in {s.seconds:.1f} s")
         click.echo("entities: " + ", ".join(f"{t} {n}" for t, n in sorted(st.entities_by_type.items(),
                                                                           key=lambda kv: -kv[1])))

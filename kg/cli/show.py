@@ -8,8 +8,8 @@ import click
 import orjson
 from pydantic import BaseModel
 
-from kg.cli.main import json_option, store_dir_option
-from kg.store.embedded import EmbeddedStore
+from kg.cli.main import json_option
+from kg.cli.stores import StoreOptions, open_store, store_options
 
 
 def _json(model: BaseModel) -> None:
@@ -21,11 +21,12 @@ def _wrap(text: str, indent: str = "  ") -> str:
 
 
 @click.command()
-@store_dir_option
+@store_options
 @json_option
-def stats(store_dir: str, as_json: bool) -> None:
+def stats(store_opts: StoreOptions, as_json: bool) -> None:
     """Counts of papers, entities and edges by type."""
-    st = EmbeddedStore(store_dir).stats()
+    with open_store(store_opts) as store:
+        st = store.stats()
     if as_json:
         return _json(st)
     click.echo(f"papers    {st.papers}\nentities  {st.entities}\nedges     {st.edges}\n"
@@ -40,14 +41,14 @@ def stats(store_dir: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("paper_id")
-@store_dir_option
+@store_options
 @json_option
 @click.option("-k", "k", default=5, show_default=True, help="How many related papers to list.")
-def paper(paper_id: str, store_dir: str, as_json: bool, k: int) -> None:
+def paper(paper_id: str, store_opts: StoreOptions, as_json: bool, k: int) -> None:
     """A paper, its entities by edge type with evidence, and its related papers."""
-    store = EmbeddedStore(store_dir)
-    p = store.get_paper(paper_id)
-    related = store.related_papers(paper_id, k)
+    with open_store(store_opts) as store:
+        p = store.get_paper(paper_id)
+        related = store.related_papers(paper_id, k)
     if as_json:
         click.echo(orjson.dumps({**p.model_dump(mode="json"), "related": [r.model_dump(mode="json") for r in related]},
                                 option=orjson.OPT_INDENT_2).decode())
@@ -68,13 +69,13 @@ def paper(paper_id: str, store_dir: str, as_json: bool, k: int) -> None:
 
 @click.command()
 @click.argument("name")
-@store_dir_option
+@store_options
 @json_option
 @click.option("--limit", default=20, show_default=True, help="How many papers and neighbours to list.")
-def entity(name: str, store_dir: str, as_json: bool, limit: int) -> None:
+def entity(name: str, store_opts: StoreOptions, as_json: bool, limit: int) -> None:
     """An entity by id, name or alias: its aliases, papers (with evidence) and neighbours."""
-    store = EmbeddedStore(store_dir)
-    e = store.get_entity(store.resolve_entity(name), paper_limit=limit, neighbour_limit=limit)
+    with open_store(store_opts) as store:
+        e = store.get_entity(store.resolve_entity(name), paper_limit=limit, neighbour_limit=limit)
     if as_json:
         return _json(e)
     click.secho(f"{e.name}  [{e.type}, {e.id}]", bold=True)

@@ -39,7 +39,7 @@ def write_graph(g: nx.MultiDiGraph, papers: Mapping[str, str], fh: BinaryIO) -> 
     for n in sorted(g.nodes):
         fh.write(dumps(["n", g.nodes[n]]) + b"\n")
     sentences: dict[str, dict[str, int]] = {}
-    for u, v, k, d in g.edges(keys=True, data=True):
+    for _u, _v, _k, d in g.edges(keys=True, data=True):
         if "sentence" in d:
             table = sentences.setdefault(d["paper_id"], {})
             table.setdefault(d["sentence"], len(table))
@@ -136,7 +136,7 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
 
 
 class EmbeddedStore(NxReads):
-    """A store directory: ``graph.json`` (the graph), ``inputs.jsonl`` (extraction log), ``.lock``.
+    """A store directory: ``graph.jsonl`` (the graph), ``inputs.jsonl`` (extraction log), ``.lock``.
 
     Open with ``writable=True`` to build: that takes an exclusive lock, so a second build into the same
     directory fails at once with a clear message instead of interleaving writes.
@@ -149,6 +149,7 @@ class EmbeddedStore(NxReads):
         if writable:
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock(wait)
+            self._remove_stale_temporaries()
         elif not (self.path / GRAPH_FILE).exists():
             raise StoreError(f"{self.path}: no graph here yet; build one with `kg build PATH --store-dir {self.path}`")
         self.cache = ExtractionCache(self.path / INPUTS_FILE, EXTRACTOR_VERSION)
@@ -173,6 +174,11 @@ class EmbeddedStore(NxReads):
                                    f"(or pass --wait)") from None
         self._lock_fd = fd
 
+    def _remove_stale_temporaries(self) -> None:
+        # Left by a build killed mid-save (SIGKILL, power loss); safe to remove: we hold the write lock.
+        for tmp in [*self.path.glob(f".{GRAPH_FILE}.tmp*"), *self.path.glob(f"{Path(INPUTS_FILE).stem}.tmp*")]:
+            tmp.unlink(missing_ok=True)
+
     def close(self) -> None:
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
@@ -180,7 +186,7 @@ class EmbeddedStore(NxReads):
             self._lock_fd = None
 
     def load_inputs(self) -> dict[str, PaperInput]:
-        by_hash = self.cache.load(set(self._papers.values()))
+        by_hash = self.cache.load(set(self._papers.values()), any_version=True)
         missing = [pid for pid, h in self._papers.items() if h not in by_hash]
         if missing:
             raise StoreError(f"{self.path / INPUTS_FILE}: extractions for {len(missing)} stored papers are missing "

@@ -187,7 +187,7 @@ class NxReads(Store):
         for name in (d["name"], *d["aliases"]):
             nk = canonical_key(name)
             if nk == qk:
-                s = 1.0
+                s = 1.5  # an exact name or alias outranks any paper (papers score at most 1.2)
             elif nk.startswith(qk):
                 s = 0.8
             elif f" {qk}" in f" {nk}":

@@ -1,0 +1,277 @@
+"""The Neo4j store: the graph on a Neo4j 5 (or Bolt-compatible) server, through a driver the caller owns."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, cast
+
+import neo4j
+import networkx as nx
+import orjson
+from neo4j.exceptions import ClientError, DriverError, Neo4jError
+
+from kg.cache import ExtractionCache, record_hash
+from kg.cypher import CypherError, CypherSyntaxError, CypherTimeout, check_read_only
+from kg.errors import StoreError
+from kg.extract.pipeline import EXTRACTOR_VERSION
+from kg.extract.types import Extraction
+from kg.graph import PaperInput
+from kg.models import CypherResult
+from kg.readers import PaperRecord
+from kg.store import neo4j_queries as Q
+from kg.store.neo4j_reads import BoltReads, add_edge, add_node
+from kg.store.neo4j_values import to_json, unresolved_ends
+
+INPUTS_FILE = "inputs.jsonl"
+CYPHER_WORKERS = 4
+
+
+def supports_constraints(agent: str) -> bool:
+    """True for servers that accept Neo4j 5 ``CREATE CONSTRAINT ... IF NOT EXISTS`` (Neo4j 5+, ArcadeDB)."""
+    m = re.match(r"Neo4j/v?(\d+)", agent)
+    return m is not None and int(m.group(1)) >= 5 and "memgraph" not in agent.lower()
+
+
+def _message(exc: Exception) -> str:
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())
+
+
+def _q(text: str, timeout: float | None) -> neo4j.Query:
+    return neo4j.Query(cast(Any, text), timeout=timeout)
+
+
+class Neo4jStore(BoltReads):
+    """The graph on a server: nodes labelled Paper, Method, ..., Author, Venue; ``id`` unique per label.
+
+    Writes merge in batches of ``batch_size`` rows, one transaction each; ``timeout_s`` bounds every
+    statement except the whole-graph scans of a write. Each Paper keeps its record and extraction in the
+    private ``_input`` property, so any machine can merge another corpus into the graph;
+    ``cache_dir/inputs.jsonl`` only lets an interrupted build resume without re-extracting.
+    """
+
+    def __init__(self, driver: neo4j.Driver, *, database: str | None = None, batch_size: int = 1000,
+                 cache_dir: str | os.PathLike[str] = "kg-store", timeout_s: float = 60.0) -> None:
+        if batch_size < 1:
+            raise StoreError(f"batch size must be at least 1, not {batch_size}")
+        self.driver = driver
+        self.database = database
+        self.batch_size = batch_size
+        self.timeout_s = timeout_s
+        self.cache = ExtractionCache(Path(cache_dir) / INPUTS_FILE, EXTRACTOR_VERSION)
+        self.last_write: dict[str, float] = {}
+        self._agent: str | None = None
+        self._schema_done = False
+        self._slots = threading.BoundedSemaphore(CYPHER_WORKERS)  # queries running at once, runaways included
+        self._forget()
+
+    # -- talking to the server -------------------------------------------------------------------------
+    def _read(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        return self._fetch(query, self.timeout_s, params)
+
+    def _scan(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        """A whole-graph read during a write: as long as the graph is large, so no timeout."""
+        return self._fetch(query, None, params)
+
+    def _fetch(self, query: str, timeout: float | None, params: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            records, _, _ = self.driver.execute_query(_q(query, timeout), params, database_=self.database,
+                                                      routing_=neo4j.RoutingControl.READ)
+        except (Neo4jError, DriverError) as exc:
+            raise StoreError(f"Neo4j server: {_message(exc)}") from exc
+        return [r.data() for r in records]
+
+    def _exec(self, query: str) -> None:
+        try:
+            self.driver.execute_query(_q(query, self.timeout_s), database_=self.database,
+                                      routing_=neo4j.RoutingControl.WRITE)
+        except (Neo4jError, DriverError) as exc:
+            raise StoreError(f"Neo4j server: {_message(exc)}") from exc
+
+    def _write(self, query: str, rows: Sequence[Any], param: str = "rows") -> None:
+        for i in range(0, len(rows), self.batch_size):
+            try:
+                self.driver.execute_query(_q(query, self.timeout_s), {param: list(rows[i : i + self.batch_size])},
+                                          database_=self.database, routing_=neo4j.RoutingControl.WRITE)
+            except (Neo4jError, DriverError) as exc:
+                raise StoreError(f"Neo4j server: writing failed: {_message(exc)}") from exc
+
+    def server_agent(self) -> str:
+        """The server's agent string, e.g. ``Neo4j/5.26.0``; it decides which schema commands are sent."""
+        if self._agent is None:
+            try:
+                self._agent = self.driver.get_server_info().agent
+            except (Neo4jError, DriverError) as exc:
+                raise StoreError(f"Neo4j server: {_message(exc)}") from exc
+        return self._agent
+
+    def ensure_schema(self) -> None:
+        """Create the unique-id constraints (each backed by an index) where the server supports them."""
+        if self._schema_done:
+            return
+        if supports_constraints(self.server_agent()):
+            for label in Q.LABELS:
+                self._exec(Q.unique_id_constraint(label))
+        self._schema_done = True
+
+    def fetch_graph(self) -> nx.MultiDiGraph:
+        """The whole graph as the embedded store holds it (for exports); edges keyed type or type|paper."""
+        g = nx.MultiDiGraph()
+        for row in self._scan(Q.ALL_NODES, labels=list(Q.LABELS)):
+            add_node(g, row["label"], row["props"])
+        for row in self._scan(Q.ALL_RELS, labels=list(Q.LABELS)):
+            add_edge(g, row["s"], row["type"], row["props"], row["e"])
+        return g
+
+    def info(self) -> dict[str, Any]:
+        return {"store": "neo4j", "server": self.server_agent(), "database": self.database}
+
+    # -- writing ---------------------------------------------------------------------------------------
+    def load_inputs(self) -> dict[str, PaperInput]:
+        out: dict[str, PaperInput] = {}
+        unusable: list[str] = []
+        for row in self._scan(Q.PAPER_INPUTS):
+            obj = orjson.loads(row["input"]) if row["input"] else None
+            if not obj or obj.get("v") != self.cache.version:
+                unusable.append(row["id"])
+                continue
+            out[row["id"]] = PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+        if unusable:
+            raise StoreError(f"Neo4j server: {len(unusable)} stored papers lack an extraction this kg can use "
+                             f"(e.g. {unusable[0]}); rebuild from the original input into an empty database")
+        return out
+
+    def replace_graph(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
+        """Merge ``graph`` in batches, then delete what it no longer has (renamed or merged entities)."""
+        self.ensure_schema()
+        nodes, rels = _rows(graph, inputs)
+        t0 = time.perf_counter()
+        wanted_nodes = {(label, row["id"]) for label, rows in nodes.items() for row in rows}
+        wanted_rels = {(r["s"], key[1], r["pid"], r["e"]) for key, rows in rels.items() for r in rows}
+        stale_nodes, stale_rels = [], []
+        seen: set[Any] = set()
+        for row in self._scan(Q.EXISTING_NODES, labels=list(Q.LABELS)):
+            key = (row["labels"][0] if len(row["labels"]) == 1 else None, row["id"])
+            if key not in wanted_nodes or key in seen:
+                stale_nodes.append(row["eid"])
+            seen.add(key)
+        seen.clear()
+        for row in self._scan(Q.EXISTING_RELS, labels=list(Q.LABELS)):
+            key = (row["s"], row["type"], row["pid"], row["e"])
+            if key not in wanted_rels or key in seen:
+                stale_rels.append(row["eid"])
+            seen.add(key)
+        self._write(Q.DELETE_RELS, stale_rels, param="ids")
+        self._write(Q.DELETE_NODES, stale_nodes, param="ids")
+        t1 = time.perf_counter()
+        for label, rows in nodes.items():
+            self._write(Q.merge_nodes(label), rows)
+        t2 = time.perf_counter()
+        for (start, rel_type, end, per_paper), rows in rels.items():
+            self._write(Q.merge_rels(start, rel_type, end, per_paper=per_paper), rows)
+        t3 = time.perf_counter()
+        self.last_write = {"nodes": len(wanted_nodes), "rels": len(wanted_rels), "deleted_nodes": len(stale_nodes),
+                           "deleted_rels": len(stale_rels), "diff_s": t1 - t0, "nodes_s": t2 - t1, "rels_s": t3 - t2}
+        self._forget()
+
+    # -- Cypher ----------------------------------------------------------------------------------------
+    def cypher(self, query: str, parameters: Mapping[str, Any] | None = None, *, max_rows: int = 1000,
+               timeout_s: float = 10.0) -> CypherResult:
+        # Checked here, before sending: some Bolt servers (ArcadeDB) ignore the READ access mode.
+        check_read_only(query)
+        # The timeout goes to the server with the query, and is also kept here: a server that ignores it
+        # (ArcadeDB) goes on working, but the caller gets its answer, and at most CYPHER_WORKERS such run.
+        if not self._slots.acquire(timeout=timeout_s):
+            raise CypherTimeout(f"{CYPHER_WORKERS} earlier queries are still running on the server; try later")
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["result"] = self._run_cypher(query, dict(parameters or {}), max_rows, timeout_s)
+            except Exception as exc:  # handed to the caller below
+                box["error"] = exc
+            finally:
+                self._slots.release()
+                done.set()
+
+        # A daemon thread: a query the server will not stop must not keep the process from exiting.
+        threading.Thread(target=work, name="kg-cypher", daemon=True).start()
+        if not done.wait(timeout_s + 1.0):
+            raise CypherTimeout(f"query ran past {timeout_s:g} s")
+        if "error" in box:
+            raise box["error"]
+        result: CypherResult = box["result"]
+        return result
+
+    def _run_cypher(self, query: str, parameters: dict[str, Any], max_rows: int, timeout_s: float) -> CypherResult:
+        truncated = False
+        try:
+            with self.driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS,
+                                     fetch_size=max(1, min(max_rows + 1, 1000))) as session:
+                result = session.run(_q(query, timeout_s), parameters)
+                columns = list(result.keys())
+                raw: list[list[Any]] = []
+                for record in result:
+                    if len(raw) >= max_rows:
+                        truncated = True
+                        break
+                    raw.append(list(record.values()))
+            ends = unresolved_ends(raw)
+            ids = {row["eid"]: row["id"] for row in self._read(Q.IDS_OF, eids=sorted(ends))} if ends else {}
+            rows = [[to_json(v, ids) for v in row] for row in raw]
+        except ClientError as exc:
+            code = exc.code or ""
+            if "TimedOut" in code:
+                raise CypherTimeout(f"query ran past {timeout_s:g} s") from exc
+            if code.endswith("SyntaxError"):
+                raise CypherSyntaxError(_message(exc)) from exc
+            if ".Statement." in code or ".Procedure." in code:
+                raise CypherError(_message(exc)) from exc
+            raise StoreError(f"Neo4j server: {_message(exc)}") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise StoreError(f"Neo4j server: {_message(exc)}") from exc
+        return CypherResult(columns=columns, rows=rows, truncated=truncated)
+
+
+def input_json(p: PaperInput) -> str:
+    """The ``_input`` property of a Paper: its record and extraction, as ``load_inputs`` reads them back."""
+    return orjson.dumps({"h": record_hash(p.record), "v": EXTRACTOR_VERSION, "r": asdict(p.record),
+                         "x": p.extraction.to_store()}).decode()
+
+
+def _rows(graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> tuple[
+        dict[str, list[dict[str, Any]]], dict[tuple[str, str, str, bool], list[dict[str, Any]]]]:
+    """Write rows grouped by label, and by (start label, type, end label, keyed per paper)."""
+    nodes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    labels: dict[str, str] = {}
+    for nid, attrs in graph.nodes(data=True):
+        label = attrs["label"]
+        labels[nid] = label
+        props = {k: v for k, v in attrs.items() if k != "label" and v is not None}
+        props["id"] = nid
+        if label == "Paper":
+            if nid not in inputs:
+                raise StoreError(f"paper {nid} is in the graph but not among the inputs it was derived from")
+            props[Q.INPUT_PROP] = input_json(inputs[nid])
+        nodes[label].append({"id": nid, "props": props})
+    rels: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)
+    seen: set[tuple[str, str, Any, str]] = set()
+    for u, v, attrs in graph.edges(data=True):
+        props = {k: x for k, x in attrs.items() if k != "type" and x is not None}
+        pid = props.get("paper_id")
+        identity = (u, attrs["type"], pid, v)
+        if identity in seen:
+            raise StoreError(f"two {attrs['type']} edges from {u} to {v} for the same paper; the graph cannot be "
+                             f"stored in Neo4j, where edges are merged on (start, type, paper_id, end)")
+        seen.add(identity)
+        rels[(labels[u], attrs["type"], labels[v], pid is not None)].append({"s": u, "e": v, "pid": pid,
+                                                                              "props": props})
+    return dict(nodes), dict(rels)
