@@ -7,9 +7,9 @@ from typing import Any
 import click
 import orjson
 
-from kg.cli.main import json_option, store_dir_option
+from kg.cli.main import json_option
+from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
-from kg.store.embedded import EmbeddedStore
 
 
 def parse_param(text: str) -> tuple[str, Any]:
@@ -43,16 +43,17 @@ def format_table(columns: list[str], rows: list[list[Any]]) -> str:
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
 @click.option("--max-rows", default=1000, show_default=True, help="Return at most this many rows.")
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="Stop the query after this many seconds.")
-@store_dir_option
+@store_options
 @json_option
-def cypher(query: str, params: tuple[str, ...], max_rows: int, timeout_s: float, store_dir: str,
+def cypher(query: str, params: tuple[str, ...], max_rows: int, timeout_s: float, store_opts: StoreOptions,
            as_json: bool) -> None:
     """Run a read-only Cypher QUERY; write clauses are refused and change nothing.
 
     Example: kg cypher 'MATCH (p:Paper)-[:EVALUATES_ON]->(d:Dataset {name: $d}) RETURN p.title' --param d=CIFAR-10
     """
     parameters = dict(parse_param(p) for p in params)
-    r = EmbeddedStore(store_dir).cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s)
+    with open_store(store_opts) as store:
+        r = store.cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s)
     if as_json:
         click.echo(orjson.dumps(r.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode())
         return

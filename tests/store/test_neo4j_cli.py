@@ -56,6 +56,14 @@ def test_build_and_show_commands_work_on_neo4j(neo4j_env: Path, capsys: pytest.C
     rc, out, _ = kg(capsys, "paper", pid, "--store", "neo4j")
     assert rc == 0 and reference.get_paper(pid).title in out
 
+    q = "MATCH (p:Paper)-[:EVALUATES_ON]->(d:Dataset {name: $d}) RETURN count(p) AS n"
+    rc, out, _ = kg(capsys, "cypher", q, "--param", "d=CIFAR-10", "--store", "neo4j", "--json")
+    assert rc == 0 and json.loads(out)["rows"] == reference.cypher(q, {"d": "CIFAR-10"}).rows
+    rc, out, err = kg(capsys, "cypher", "MATCH (n) DETACH DELETE n", "--store", "neo4j")
+    assert rc == 1 and "not allowed" in err
+    rc, out, _ = kg(capsys, "stats", "--store", "neo4j", "--json")
+    assert json.loads(out)["papers"] == reference.stats().papers  # the refused query deleted nothing
+
     rc, out, _ = kg(capsys, "export", "--format", "neo4j-csv", "-o", str(neo4j_env / "csv"), "--store", "neo4j")
     assert rc == 0 and "neo4j-admin database import full" in out and (neo4j_env / "csv" / "nodes_Paper.csv").exists()
 
