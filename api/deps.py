@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from api.settings import Settings
 from kg.errors import StoreError
 from kg.store.base import Store
+
+# Path segments: ids are at most kg.readers.MAX_ID_CHARS long, and names and aliases are shorter still.
+MAX_REF_CHARS = 300
+PaperId = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, description="A paper id")]
+EntityRef = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS,
+                                description="An entity id, name or alias")]
 
 # The entity types of kg.graph.ENTITY_LABELS (a test keeps the two in step); anything else is a 422.
 EntityType = Literal["method", "model", "dataset", "task", "metric", "concept"]

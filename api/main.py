@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from api import errors
-from api.middleware import BodyLimit
+from api.middleware import BodyLimit, TokenAuth
 from api.routes import cypher, entities, meta, papers, search
 from api.settings import Settings
 from kg import __version__
@@ -52,6 +52,8 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.state.store = store
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if settings.token:  # added last, so it runs first: a request without the token is not even read
+        app.add_middleware(TokenAuth, token=settings.token)
     for module in (papers, entities, search, cypher, meta):
         app.include_router(module.router)
     # HTML views live in their own module (another owner); served when present.

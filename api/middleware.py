@@ -1,10 +1,90 @@
-"""A pure ASGI middleware that refuses request bodies over a size limit with 413 before any route reads them."""
+"""Pure ASGI middlewares: bearer-token authentication (401) and a request body size limit (413), both applied
+before any route runs."""
 
 from __future__ import annotations
+
+import hashlib
+import hmac
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import ErrorBody
+
+VIEW_COOKIE = "kg_view_token"
+
+
+async def _send_error(send: Send, status: int, body: ErrorBody, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    data = body.model_dump_json().encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            *extra]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class TokenAuth:
+    """Every request needs ``Authorization: Bearer <token>``, else 401.
+
+    A browser cannot send that header when it opens a link, so the HTML views under ``view_prefix`` also take
+    ``?token=<token>``; a view opened that way sets an HttpOnly, SameSite=Strict cookie for ``view_prefix``
+    (a digest of the token, not the token) so the links between views keep working.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, view_prefix: str = "/view") -> None:
+        self.app = app
+        self.token = token.encode()
+        self.view_prefix = view_prefix
+        self.cookie_value = hashlib.sha256(b"kg-view-cookie:" + self.token).hexdigest().encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = scope["headers"]
+        if any(k == b"authorization" and self._bearer_ok(v) for k, v in headers):
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root):]
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and (
+                path == self.view_prefix or path.startswith(self.view_prefix + "/")):
+            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+            if hmac.compare_digest(query.get("token", "").encode("latin-1"), self.token):
+                await self.app(scope, receive, self._with_cookie(send, root))
+                return
+            if any(k == b"cookie" and self._cookie_ok(v) for k, v in headers):
+                await self.app(scope, receive, send)
+                return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await _send_error(send, 401, ErrorBody(
+            detail="missing or wrong API token: send 'Authorization: Bearer <token>' (views also take ?token=)",
+            error="Unauthorized"), ((b"www-authenticate", b'Bearer realm="kg"'),))
+
+    def _bearer_ok(self, value: bytes) -> bool:
+        scheme, _, credentials = value.strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self.token)
+
+    def _cookie_ok(self, value: bytes) -> bool:
+        for part in value.split(b";"):
+            name, _, v = part.strip().partition(b"=")
+            if name == VIEW_COOKIE.encode() and hmac.compare_digest(v, self.cookie_value):
+                return True
+        return False
+
+    def _with_cookie(self, send: Send, root: str) -> Send:
+        cookie = (f"{VIEW_COOKIE}={self.cookie_value.decode()}; Path={root}{self.view_prefix}; HttpOnly; "
+                  f"SameSite=Strict").encode()
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie)]}
+            await send(message)
+
+        return send_with_cookie
 
 
 class BodyLimit:
@@ -39,11 +119,8 @@ class BodyLimit:
         await self.app(scope, _replay(b"".join(chunks), receive), send)
 
     async def _refuse(self, send: Send) -> None:
-        body = ErrorBody(detail=f"request body larger than {self.max_bytes} bytes", error="InputError")
-        data = body.model_dump_json().encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
-        await send({"type": "http.response.body", "body": data})
+        await _send_error(send, 413, ErrorBody(detail=f"request body larger than {self.max_bytes} bytes",
+                                               error="InputError"))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from dataclasses import asdict
 from pathlib import Path
 
 import orjson
@@ -50,7 +49,8 @@ class ExtractionCache:
         return out
 
     def append(self, items: Iterable[tuple[str, PaperInput]]) -> None:
-        """Append and flush to disk: what was extracted survives a kill."""
+        """Append and flush to disk: what was extracted survives a kill. (orjson writes a record, a dataclass,
+        as the dict of its fields: the same bytes as ``asdict`` at a fraction of the cost.)"""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a+b") as fh:
             # A build killed mid-write leaves a torn last line; end it, or the next record would be glued
@@ -58,7 +58,7 @@ class ExtractionCache:
             if fh.seek(0, os.SEEK_END) and (fh.seek(-1, os.SEEK_END), fh.read(1))[1] != b"\n":
                 fh.write(b"\n")
             for h, p in items:
-                fh.write(orjson.dumps({"h": h, "v": self.version, "r": asdict(p.record),
+                fh.write(orjson.dumps({"h": h, "v": self.version, "r": p.record,
                                        "x": p.extraction.to_store()}) + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -68,7 +68,7 @@ class ExtractionCache:
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
         with open(tmp, "wb") as fh:
             for h, p in sorted(items.items()):
-                fh.write(orjson.dumps({"h": h, "v": self.version, "r": asdict(p.record),
+                fh.write(orjson.dumps({"h": h, "v": self.version, "r": p.record,
                                        "x": p.extraction.to_store()}) + b"\n")
             fh.flush()
             os.fsync(fh.fileno())

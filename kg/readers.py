@@ -18,6 +18,12 @@ from kg.errors import InputError
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json.gz")
 SEED_SUFFIXES = (".txt",)
 MAX_ABSTRACT_CHARS = 100_000  # longer "abstracts" are full texts or junk; they would stall the parser
+MAX_LINE_BYTES = 2 << 20  # a longer line cannot hold a valid record; it is skipped without being held in memory
+MAX_ID_CHARS = 300  # ids are path segments of the API and arguments of the CLI
+MAX_TITLE_CHARS = 2_000
+MAX_NAME_CHARS = 300  # venue and each author
+UNREADABLE = "unreadable file"  # a Skip with this reason ends its file
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(slots=True)
@@ -82,22 +88,36 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 def read_papers(paths: Iterable[str | os.PathLike[str]]) -> Iterator[PaperRecord | Skip]:
     """Yield every paper (or located skip) from ``paths``, one record at a time."""
     for path in expand_paths(paths):
-        if path.name.endswith(JSONL_SUFFIXES):
-            yield from read_jsonl(path)
-        else:
-            yield from read_seed_list(path)
+        reader = read_jsonl if path.name.endswith(JSONL_SUFFIXES) else read_seed_list
+        found = False
+        for item in reader(path):
+            found = True
+            yield item
+        if not found:  # say so, or a file that holds nothing would pass unnoticed
+            yield Skip(f"{path}:1", "no records in file", "empty" if _blank(path) else "only a header")
+
+
+def _blank(path: Path) -> bool:
+    return all(not isinstance(raw, Skip) and not raw.strip() for _, raw in _lines(path))
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes | Skip]]:
-    """Numbered raw lines; a truncated or corrupt gzip ends the file with a Skip."""
+    """Numbered raw lines. A line over MAX_LINE_BYTES becomes a Skip (read past in chunks, never held whole);
+    a truncated or corrupt gzip ends the file with an UNREADABLE Skip."""
     opener = gzip.open if path.name.endswith(".gz") else open
     n = 0
     try:
         with opener(path, "rb") as fh:
-            for n, line in enumerate(fh, 1):  # noqa: B007 - n is used after the loop
+            while line := fh.readline(MAX_LINE_BYTES + 1):
+                n += 1
+                if len(line) > MAX_LINE_BYTES:
+                    while line and not line.endswith(b"\n"):
+                        line = fh.readline(1 << 20)
+                    yield n, Skip(f"{path}:{n}", "line too long", f"over {MAX_LINE_BYTES:,} bytes")
+                    continue
                 yield n, line
     except (EOFError, OSError, zlib.error) as exc:
-        yield n + 1, Skip(f"{path}:{n + 1}", "unreadable file", f"{type(exc).__name__}: {exc}; stopped reading")
+        yield n + 1, Skip(f"{path}:{n + 1}", UNREADABLE, f"{type(exc).__name__}: {exc}; stopped reading")
 
 
 def _decode(raw: bytes, where: str) -> str | Skip:
@@ -111,22 +131,24 @@ def read_seed_list(path: Path) -> Iterator[PaperRecord | Skip]:
     """A header line naming venue and year, then one abstract per blank-line-separated paragraph."""
     venue = year = None
     para: list[str] = []
-    para_line = 0
+    para_line = para_chars = 0
     bad: Skip | None = None
     header_seen = False
 
     def flush() -> Iterator[PaperRecord | Skip]:
         if bad is not None:
             yield bad
+        elif para_chars > MAX_ABSTRACT_CHARS:
+            yield Skip(f"{path}:{para_line}", "abstract too long", f"over {MAX_ABSTRACT_CHARS:,} characters")
         elif para:
             yield _seed_record(" ".join(para), f"{path}:{para_line}", venue, year)
 
     for n, raw in _lines(path):
-        if isinstance(raw, Skip):
+        if isinstance(raw, Skip) and raw.reason == UNREADABLE:
             yield from flush()
             yield raw
             return
-        text = _decode(raw.rstrip(b"\r\n"), f"{path}:{n}")
+        text = raw if isinstance(raw, Skip) else _decode(raw.rstrip(b"\r\n"), f"{path}:{n}")
         if not header_seen:
             if isinstance(text, Skip):
                 yield text
@@ -136,19 +158,21 @@ def read_seed_list(path: Path) -> Iterator[PaperRecord | Skip]:
             header_seen = True
             venue, year = parse_seed_header(text.lstrip("\ufeff"))
             if venue is None and len(text) > 200:  # no header: the first line is already an abstract
-                para, para_line = [text.strip()], n
+                para, para_line, para_chars = [text.strip()], n, len(text)
             continue
         if isinstance(text, Skip):
             bad = bad or text
             para_line = para_line or n
             continue
         if text.strip():
-            if not para and bad is None:
+            if not para and bad is None and not para_chars:
                 para_line = n
-            para.append(text.strip())
+            para_chars += len(text) + 1
+            if para_chars <= MAX_ABSTRACT_CHARS:  # past the limit, only count: the paragraph is skipped
+                para.append(text.strip())
         else:
             yield from flush()
-            para, bad, para_line = [], None, 0
+            para, bad, para_line, para_chars = [], None, 0, 0
     yield from flush()
 
 
@@ -161,14 +185,16 @@ def _seed_record(abstract: str, where: str, venue: str | None, year: int | None)
 def read_jsonl(path: Path) -> Iterator[PaperRecord | Skip]:
     """JSON Lines with ``id, title, abstract, year, venue, authors``; bad lines become Skips."""
     for n, raw in _lines(path):
-        if isinstance(raw, Skip):
+        if isinstance(raw, Skip):  # a line too long, or the file unreadable from here (then it is the last)
             yield raw
-            return
+            continue
         where = f"{path}:{n}"
         text = _decode(raw, where)
         if isinstance(text, Skip):
             yield text
             continue
+        if n == 1:
+            text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
         if not text.strip():
             continue
         try:
@@ -195,18 +221,27 @@ def record_from_json(obj: object, where: str) -> PaperRecord | Skip:
     if len(abstract) > MAX_ABSTRACT_CHARS:
         return Skip(where, "abstract too long", f"{len(abstract)} characters, limit {MAX_ABSTRACT_CHARS}")
     pid = obj.get("id")
-    if pid is None or pid == "":
-        pid = content_id(abstract)
-    elif isinstance(pid, bool) or not isinstance(pid, str | int):
+    if isinstance(pid, bool) or not isinstance(pid, str | int | None):
         return _field_error(where, "id", "a string", pid)
+    pid = str(pid).strip() if pid is not None else ""
+    if not pid:
+        pid = content_id(abstract)
+    elif len(pid) > MAX_ID_CHARS:
+        return Skip(where, "field 'id' is too long", f"{len(pid)} characters, limit {MAX_ID_CHARS}")
+    elif _CONTROL.search(pid):
+        return Skip(where, "field 'id' has control characters", repr(pid[:40]))
     title = obj.get("title")
     if title is not None and not isinstance(title, str):
         return _field_error(where, "title", "a string", title)
+    if title is not None and len(title) > MAX_TITLE_CHARS:
+        return Skip(where, "field 'title' is too long", f"{len(title)} characters, limit {MAX_TITLE_CHARS}")
     year = obj.get("year")
-    if isinstance(year, str) and year.strip().isdigit():
+    if isinstance(year, str) and year.strip().isdecimal():  # not isdigit(): int("²") fails
         year = int(year)
     if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
         return _field_error(where, "year", "an integer", year)
+    if year is not None and not 0 <= year <= 9999:
+        return Skip(where, "field 'year' is out of range", f"{year}, expected 0 to 9999")
     venue = obj.get("venue")
     if venue is not None and not isinstance(venue, str):
         return _field_error(where, "venue", "a string", venue)
@@ -215,8 +250,11 @@ def record_from_json(obj: object, where: str) -> PaperRecord | Skip:
         authors = [a.strip() for a in re.split(r",| and ", authors) if a.strip()]
     if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
         return _field_error(where, "authors", "a list of strings", authors)
+    for name, value in [("venue", venue or "")] + [("authors", a) for a in authors]:
+        if len(value) > MAX_NAME_CHARS:
+            return Skip(where, f"field '{name}' is too long", f"{len(value)} characters, limit {MAX_NAME_CHARS}")
     return PaperRecord(
-        id=str(pid).strip(),
+        id=pid,
         abstract=abstract,
         title=" ".join(title.split()) or None if title else None,
         year=year,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from api.deps import EntityType, StoreDep
+from api.deps import EntityRef, EntityType, StoreDep
 from api.errors import NOT_FOUND
 from kg.models import EntityDetail, EntitySummary, Page, RelatedEntity
 
@@ -27,7 +27,7 @@ def list_entities(
 
 # The segment may be an id or any name or alias ("STE"); names can hold '/', hence ``:path``.
 @router.get("/{entity_ref:path}/related", response_model=list[RelatedEntity], responses=NOT_FOUND)
-def related_entities(store: StoreDep, entity_ref: str,
+def related_entities(store: StoreDep, entity_ref: EntityRef,
                      k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[RelatedEntity]:
     """The entities that appear in the same papers as this one, scored by normalised co-occurrence."""
     return store.related_entities(store.resolve_entity(entity_ref), k)
@@ -36,7 +36,7 @@ def related_entities(store: StoreDep, entity_ref: str,
 @router.get("/{entity_ref:path}", response_model=EntityDetail, responses=NOT_FOUND)
 def get_entity(
     store: StoreDep,
-    entity_ref: str,
+    entity_ref: EntityRef,
     paper_limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     neighbour_limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> EntityDetail:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from api.deps import EntityType, StoreDep
+from api.deps import EntityRef, EntityType, PaperId, StoreDep
 from api.errors import NOT_FOUND
 from viz import RenderedView, entity_view, overview_view, paper_view
 
@@ -26,7 +26,8 @@ def _link_base(request: Request) -> str:
 
 def _page(rendered: RenderedView) -> HTMLResponse:
     return HTMLResponse(rendered.html, headers={
-        "Content-Security-Policy": rendered.csp,
+        # The page's own policy, plus what only a header can say: no other site may frame the page.
+        "Content-Security-Policy": rendered.csp + "; frame-ancestors 'none'",
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
         "Cross-Origin-Opener-Policy": "same-origin",
@@ -38,7 +39,8 @@ def overview(
     request: Request,
     store: StoreDep,
     top: Annotated[int, Query(ge=1, le=5000, description="Draw the top N entities by paper count")] = 150,
-    types: Annotated[list[EntityType] | None, Query(description="Only these entity types (repeatable)")] = None,
+    types: Annotated[list[EntityType] | None,
+                     Query(max_length=12, description="Only these entity types (repeatable)")] = None,
 ) -> HTMLResponse:
     """The concept graph of the corpus: the top entities, their relations and co-occurrences."""
     return _page(overview_view(store, top_n=top, types=list(types) if types else None,
@@ -46,13 +48,14 @@ def overview(
 
 
 @router.get("/paper/{paper_id}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND})
-def paper(request: Request, store: StoreDep, paper_id: str, hops: Hops = 1, limit: Limit = 200) -> HTMLResponse:
+def paper(request: Request, store: StoreDep, paper_id: PaperId, hops: Hops = 1, limit: Limit = 200) -> HTMLResponse:
     """A paper, its entities by edge type, and its related papers."""
     return _page(paper_view(store, paper_id, hops=hops, limit=limit, link_base=_link_base(request)))
 
 
 # The segment may be an id or any name or alias; names can hold '/', hence ``:path``.
 @router.get("/entity/{entity_ref:path}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND})
-def entity(request: Request, store: StoreDep, entity_ref: str, hops: Hops = 1, limit: Limit = 200) -> HTMLResponse:
+def entity(request: Request, store: StoreDep, entity_ref: EntityRef, hops: Hops = 1,
+           limit: Limit = 200) -> HTMLResponse:
     """An entity (by id, name or alias) and the papers and entities around it."""
     return _page(entity_view(store, entity_ref, hops=hops, limit=limit, link_base=_link_base(request)))

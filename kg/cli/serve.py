@@ -16,17 +16,22 @@ from kg.cli.main import store_dir_option
               help="Seconds one Cypher query may run.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
-def serve(store_dir: str, host: str, port: int, cypher_timeout: float, log_level: str) -> None:
+@click.option("--token", envvar="KG_API_TOKEN", default=None, show_default=False,
+              help="Require 'Authorization: Bearer TOKEN' on every request (views: ?token=); needed when --host "
+                   "is not loopback (env KG_API_TOKEN; prefer the variable: options show in `ps`).")
+def serve(store_dir: str, host: str, port: int, cypher_timeout: float, log_level: str, token: str | None) -> None:
     """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
     import uvicorn  # imported here so other commands start fast
 
     from api.main import create_app, open_store
     from api.settings import Settings
 
-    settings = Settings(store_dir=store_dir, host=host, port=port, cypher_timeout_s=cypher_timeout)
+    # Refuses (one line, exit 1) a non-loopback host without a token, before the store is opened.
+    settings = Settings(store_dir=store_dir, host=host, port=port, cypher_timeout_s=cypher_timeout, token=token or None)
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
     with open_store(settings) as store:
         app = create_app(settings, store=store)
-        click.echo(f"kg: serving {store_dir} on http://{host}:{port} (docs at /docs); Ctrl-C to stop", err=True)
+        click.echo(f"kg: serving {store_dir} on http://{host}:{port} (docs at /docs"
+                   f"{'; token required' if token else ''}); Ctrl-C to stop", err=True)
         uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
-from kg.cypher.context import Context
+from kg.cypher.context import Context, activate, deactivate
 from kg.cypher.errors import CypherError, CypherSyntaxError, CypherTimeout, CypherWriteError, UnsupportedCypher
 from kg.cypher.executor import execute
 from kg.cypher.index import build_index, invalidate_index
 from kg.cypher.matcher import match
 from kg.cypher.parser import parse
 from kg.cypher.readonly import check_read_only, is_read_only
-from kg.cypher.values import to_json
+from kg.cypher.values import Node, Path, Rel, to_json
+
+MAX_RESULT_SIZE = 1_000_000  # values (and 100-character pieces of strings) in one result, all rows together
 
 __all__ = [
     "CypherError", "CypherResult", "CypherSyntaxError", "CypherTimeout", "CypherWriteError",
@@ -62,15 +65,41 @@ def run_query(
         raise CypherSyntaxError("query is nested too deeply to parse") from None
     ctx = Context(graph, dict(parameters or {}), timeout_s)
     ctx.match = lambda patterns, where, rec: match(ctx, patterns, where, rec)
+    token = activate(ctx)
     try:
         columns, rows = execute(parsed, ctx)
         out: list[list[Any]] = []
         truncated = False
+        budget = [MAX_RESULT_SIZE]
         for row in rows:
             if len(out) >= max_rows:
                 truncated = True
                 break
+            if time.monotonic() > ctx.deadline:
+                raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s")
+            for v in row:
+                _spend(v, budget)
             out.append([to_json(v, graph) for v in row])
     except RecursionError:
         raise CypherError("query is nested too deeply to evaluate") from None
+    finally:
+        deactivate(token)
     return CypherResult(columns, out, truncated)
+
+
+def _spend(v: Any, budget: list[int]) -> None:
+    """Count ``v`` against the result budget before converting it: a list that holds the same big list many
+    times is small in memory but huge as JSON. Stops walking as soon as the budget is spent."""
+    budget[0] -= 1 + (len(v) // 100 if isinstance(v, str) else 0)
+    if budget[0] < 0:
+        raise CypherError(f"result too large: over {MAX_RESULT_SIZE:,} values; return fewer rows or smaller values")
+    if isinstance(v, dict):
+        for x in v.values():
+            _spend(x, budget)
+    elif isinstance(v, list | tuple):
+        for x in v:
+            _spend(x, budget)
+    elif isinstance(v, Path):
+        budget[0] -= 10 * (len(v.nodes) + len(v.rels))
+    elif isinstance(v, Node | Rel):
+        budget[0] -= 10  # a handful of properties

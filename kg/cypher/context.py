@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import networkx as nx
@@ -14,6 +15,13 @@ from kg.cypher.errors import CypherError, CypherTimeout
 
 Record = dict[str, Any]
 MatchFn = Callable[[tuple[A.PathPattern, ...], A.Expr | None, Record], Iterator[Record]]
+
+# Memory bounds: the time limit alone cannot stop `reduce(s = 'x', i IN range(1, 40) | s + s)`, which
+# doubles a string 40 times in a few hundred units of work. Sizes are in characters or list elements.
+MAX_VALUE_SIZE = 10_000_000  # one string or list
+MAX_BUILT_SIZE = 50_000_000  # everything large that one query builds
+_CHARGE_FROM = 256  # smaller values are bounded well enough by the time limit
+_ACTIVE: ContextVar[Context | None] = ContextVar("kg_cypher_context", default=None)
 
 
 class Context:
@@ -29,6 +37,7 @@ class Context:
         self.match: MatchFn = _no_matcher
         self.regexes: dict[str, re.Pattern[str]] = {}
         self.plans: dict[Any, Any] = {}  # match plans, keyed by pattern identity and bound names
+        self.built = 0  # sizes charged by `charge`
 
     def tick(self) -> None:
         # Reading the clock is comparatively slow, so only every 512 units of work.
@@ -39,3 +48,30 @@ class Context:
 
 def _no_matcher(patterns: Any, where: Any, rec: Record) -> Iterator[Record]:
     raise CypherError("pattern matching is not available here")
+
+
+def charge(size: int, weight: int = 1) -> None:
+    """Account for a string or list of ``size`` characters or elements about to be built by the running query
+    (``weight`` per element against the query's total); raises CypherError past the size limits and
+    CypherTimeout past the deadline (a big value is slow work)."""
+    if size < _CHARGE_FROM:
+        return
+    if size > MAX_VALUE_SIZE:
+        raise CypherError(f"value too large: {size:,} characters or elements (limit {MAX_VALUE_SIZE:,})")
+    ctx = _ACTIVE.get()
+    if ctx is None:
+        return
+    ctx.built += size * weight
+    if ctx.built > MAX_BUILT_SIZE:
+        raise CypherError(f"query builds too much data: over {MAX_BUILT_SIZE:,} characters or list elements")
+    if time.monotonic() > ctx.deadline:
+        raise CypherTimeout(f"query exceeded its time limit of {ctx.timeout_s:g} s")
+
+
+def activate(ctx: Context | None) -> Any:
+    """Make ``ctx`` the query that `charge` accounts to; returns a token for ``_ACTIVE.reset``."""
+    return _ACTIVE.set(ctx)
+
+
+def deactivate(token: Any) -> None:
+    _ACTIVE.reset(token)

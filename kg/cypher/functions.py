@@ -9,6 +9,7 @@ from typing import Any
 
 import networkx as nx
 
+from kg.cypher.context import charge
 from kg.cypher.conversions import bad_argument, round_half_up, to_boolean, to_float, to_integer, to_string
 from kg.cypher.errors import CypherError
 from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs
@@ -124,7 +125,15 @@ def _range(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         raise CypherError("range() step must not be zero")
     if (end - start) // step > 10_000_000:
         raise CypherError("range() would produce more than 10,000,000 elements")
-    return list(range(start, end + (1 if step > 0 else -1), step))
+    out = range(start, end + (1 if step > 0 else -1), step)
+    charge(len(out), weight=4)  # an int in a list takes about four times the memory of a character
+    return list(out)
+
+
+def _replace(s: str, old: str, new: str) -> str:
+    if len(new) > len(old):  # only a growing replacement can blow up
+        charge(len(s) + (s.count(old) if old else len(s) + 1) * (len(new) - len(old)))
+    return s.replace(old, new)
 
 
 def _str_fn(name: str, op: Callable[..., Any], nstr: int = 1) -> Fn:
@@ -223,7 +232,7 @@ FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "rtrim": (_str_fn("rTrim", str.rstrip), 1, 1),
     "split": (_str_fn("split", lambda s, d: s.split(d) if d else list(s), 2), 2, 2),
     "substring": (_str_fn("substring", _substring), 2, 3),
-    "replace": (_str_fn("replace", lambda s, a, b: s.replace(a, b), 3), 3, 3),
+    "replace": (_str_fn("replace", _replace, 3), 3, 3),
     "left": (_str_fn("left", _left_right("left")), 2, 2),
     "right": (_str_fn("right", _left_right("right")), 2, 2),
     "reverse": (_reverse, 1, 1), "isempty": (_is_empty, 1, 1),

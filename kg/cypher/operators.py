@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kg.cypher.context import charge
 from kg.cypher.conversions import to_string
 from kg.cypher.errors import CypherError
 from kg.cypher.values import compare, equals, is_list, is_number, type_name
@@ -48,13 +49,19 @@ def arithmetic(op: str, a: Any, b: Any) -> Any:
         return a / b if op == "/" else math.fmod(a, b)
     if op == "+":
         if is_list(a):
+            charge(len(a) + (len(b) if is_list(b) else 1))
             return list(a) + (list(b) if is_list(b) else [b])
         if is_list(b):
+            charge(len(b) + 1)
             return [a] + list(b)
         if isinstance(a, str) and (isinstance(b, str) or is_number(b)):
-            return a + to_string(b)
+            b = to_string(b)
+            charge(len(a) + len(b))
+            return a + b
         if isinstance(b, str) and is_number(a):
-            return to_string(a) + b
+            a = to_string(a)
+            charge(len(a) + len(b))
+            return a + b
     raise CypherError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}")
 
 

@@ -86,7 +86,9 @@ def test_missing_path_and_empty_directory_are_input_errors(tmp_path: Path) -> No
         list(read_papers([tmp_path]))
 
 
-def test_empty_and_header_only_files_yield_nothing(tmp_path: Path) -> None:
+def test_empty_and_header_only_files_yield_no_records_and_one_counted_skip(tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "header.txt").write_text("NeurIPS 2025 论文列表\n")
-    assert list(read_papers([tmp_path / "empty.txt", tmp_path / "header.txt"])) == []
+    items = list(read_papers([tmp_path / "empty.txt", tmp_path / "header.txt"]))
+    assert [(type(i), i.reason, i.detail) for i in items] == [
+        (Skip, "no records in file", "empty"), (Skip, "no records in file", "only a header")]
