@@ -12,6 +12,7 @@ import networkx as nx
 from kg.canon import canonical_key, entity_id, looks_like_acronym
 from kg.clean import clean_text
 from kg.extract import lexicon as lx
+from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
 from kg.related import RelatedIndex
@@ -139,6 +140,9 @@ def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) ->
     ents: dict[str, dict] = {}
     for k, votes in type_votes.items():
         ty = min(votes.items(), key=lambda kv: (-kv[1], TYPE_PRIORITY[kv[0]]))[0]
+        # Corpus-level consistency: a name whose own words settle its type ("... language models", a known
+        # dataset) gets that type, whatever a tagger voted in context.
+        ty = strong_type(k) or ty
         if _is_noise(k, ty, len(key_papers[k])):
             continue
         names = surfaces[k] or Counter(short_forms[k])

@@ -17,15 +17,30 @@ from kg.errors import InputError
 @click.option("--dataset", "datasets", multiple=True, type=click.Choice(["scierc", "scier"]),
               help="Evaluate on this dataset only (repeatable); default both.")
 @click.option("--limit", type=int, default=None, help="Only the first N documents of each dataset.")
+@click.option("--model", "model", type=click.Path(file_okay=False, exists=True), default=None,
+              help="A trained pipeline directory to evaluate instead of the shipped kg/extract/model.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, as_json: bool) -> None:
-    """Strict (exact span and type) micro P/R/F1 per type, for each extractor side by side."""
-    from kg.evaluate import DATASETS, noun_chunk_baseline, score
-    from kg.extract.pipeline import Extractor, load_nlp
+def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model: str | None, as_json: bool) -> None:
+    """Strict (exact span and type) micro P/R/F1 per type, for each extractor side by side.
 
-    nlp = load_nlp()
-    extractors = {"rules (default)": lambda texts: list(Extractor(nlp).extract_many(texts)),
-                  "noun-chunk baseline": noun_chunk_baseline(nlp)}
+    Columns: the trained model with the rule layer (the default extractor when the model ships), the rule-only
+    extractor (en_core_web_sm without NER) and the noun-chunk baseline.
+    """
+    from kg.evaluate import DATASETS, noun_chunk_baseline, score
+    from kg.extract.pipeline import DEFAULT_MODEL, RULES_MODEL, Extractor, load_nlp
+
+    rules_nlp = load_nlp(RULES_MODEL)
+    trained_path = model or (DEFAULT_MODEL if DEFAULT_MODEL != RULES_MODEL else None)
+    default_is_trained = DEFAULT_MODEL != RULES_MODEL and (model is None or Path(model).resolve() == Path(
+        DEFAULT_MODEL).resolve())
+    extractors = {}
+    if trained_path:
+        trained = Extractor(load_nlp(trained_path))
+        extractors["trained+rules" + (" (default)" if default_is_trained else "")] = (
+            lambda texts: list(trained.extract_many(texts)))
+    rules = Extractor(rules_nlp)
+    extractors["rules" + ("" if default_is_trained else " (default)")] = lambda texts: list(rules.extract_many(texts))
+    extractors["noun-chunk baseline"] = noun_chunk_baseline(rules_nlp)
     report: dict[str, dict] = {}
     for name in datasets or tuple(DATASETS):
         rel, loader, type_map = DATASETS[name]
@@ -34,27 +49,32 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, as_jso
             raise InputError(f"{path}: gold data not found (set --data-dir)")
         docs = list(loader(path))[:limit]
         texts = [d.text for d in docs]
+        words = sum(len(t.split()) for t in texts)
         report[name] = {}
         for ex_name, run in extractors.items():
             t0 = time.perf_counter()
             preds = run(texts)
             secs = time.perf_counter() - t0
             scores = score(docs, preds, type_map)
-            report[name][ex_name] = {k: v.as_dict() for k, v in scores.items()} | {"seconds": round(secs, 2)}
+            report[name][ex_name] = {k: v.as_dict() for k, v in scores.items()} | {
+                "seconds": round(secs, 2), "words_per_s": round(words / secs) if secs else 0}
     if as_json:
         click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return
+    width = 28
     for name, by_ex in report.items():
         click.secho(f"\n{name} dev — strict span+type, micro F1 (P/R)", bold=True)
         ex_names = list(by_ex)
-        keys = ["ALL"] + sorted(k for k in next(iter(by_ex.values())) if k not in ("ALL", "REL", "seconds"))
+        keys = ["ALL"] + sorted(k for k in next(iter(by_ex.values()))
+                                if k not in ("ALL", "REL", "seconds", "words_per_s"))
         if any(by_ex[e]["REL"]["tp"] + by_ex[e]["REL"]["fn"] for e in ex_names):
             keys.append("REL")
-        click.echo(f"{'type':<22}" + "".join(f"{e:>26}" for e in ex_names))
+        click.echo(f"{'type':<22}" + "".join(f"{e:>{width}}" for e in ex_names))
         for k in keys:
             row = f"{('relations' if k == 'REL' else k):<22}"
             for e in ex_names:
                 s = by_ex[e].get(k)
                 cell = f"{s['f1']:.1f} ({s['p']:.1f}/{s['r']:.1f})" if s else "-"
-                row += f"{cell:>26}"
+                row += f"{cell:>{width}}"
             click.echo(row)
+        click.echo(f"{'words/s':<22}" + "".join(f"{by_ex[e]['words_per_s']:>{width}}" for e in ex_names))

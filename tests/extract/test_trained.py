@@ -1,0 +1,51 @@
+"""The shipped trained pipeline (kg/extract/model/) loads offline by path and extracts typed entities and relations."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.extract.lexicon import ENTITY_TYPES
+from kg.extract.pipeline import MODEL_DIR, RULES_MODEL, Extractor, load_nlp
+from kg.extract.types import RELATION_TYPES
+
+pytestmark = pytest.mark.skipif(not (MODEL_DIR / "meta.json").exists(), reason="no trained model shipped")
+
+
+@pytest.fixture(scope="module")
+def trained() -> Extractor:
+    return Extractor(load_nlp(str(MODEL_DIR)))
+
+
+def test_model_is_small_and_complete() -> None:
+    size = sum(f.stat().st_size for f in MODEL_DIR.rglob("*") if f.is_file())
+    assert size < 25_000_000
+    assert (MODEL_DIR / "relations.json").exists()
+
+
+def test_loads_by_path_with_a_scientific_ner(trained: Extractor) -> None:
+    assert trained.trained and trained.relmodel is not None
+    assert set(trained.nlp.get_pipe("ner").labels) <= set(ENTITY_TYPES)
+    assert {"tagger", "parser", "ner"} <= set(trained.nlp.pipe_names)
+
+
+def test_extracts_typed_entities_and_relations(trained: Extractor) -> None:
+    text = ("We propose a convolutional neural network for semantic segmentation. "
+            "Our model outperforms U-Net on the Cityscapes dataset in mean IoU.")
+    x = trained.extract(text)
+    got = {m.text: m.type for m in x.entities}
+    assert got.get("semantic segmentation") == "task"
+    assert got.get("Cityscapes") == "dataset"
+    assert any(t in ("method", "model") for t in got.values())
+    for m in x.entities:
+        assert text[m.start : m.end] == m.text and m.type in ENTITY_TYPES
+    assert x.relations
+    for r in x.relations:
+        assert r.type in RELATION_TYPES and r.head != r.tail
+
+
+def test_default_extractor_is_the_trained_one() -> None:
+    from kg.extract import pipeline
+
+    assert str(MODEL_DIR) == pipeline.DEFAULT_MODEL
+    assert pipeline.EXTRACTOR_VERSION == pipeline.TRAINED_VERSION
+    assert not Extractor(load_nlp(RULES_MODEL)).trained
