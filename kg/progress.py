@@ -24,7 +24,7 @@ class Progress:
         self.tty = stream.isatty() if tty is None else tty
         self.every = 0.2 if self.tty else line_every
         self.start = time.monotonic()
-        self.last = 0.0
+        self.last = self.start  # nothing for builds shorter than one interval
         self.done = 0
 
     def __call__(self, done: int) -> None:

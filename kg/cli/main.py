@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.exceptions.Abort:
-        click.echo("kg: aborted", err=True)
+    except click.exceptions.Abort:  # click's name for a Ctrl-C inside a command
+        click.echo("kg: interrupted", err=True)
         return 130
     except NotFoundError as exc:
         click.echo(f"kg: {exc}", err=True)

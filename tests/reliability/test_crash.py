@@ -243,8 +243,7 @@ def test_ctrl_c_is_one_clean_line_and_the_store_stays_consistent(tmp_path: Path,
         assert _state(store_dir, graph_bytes) == "ab"
         return
     assert proc.returncode == 130, err
-    # click turns the KeyboardInterrupt into Abort ("kg: aborted"); a bare one is "kg: interrupted".
-    assert err.strip().splitlines() in (["kg: aborted"], ["kg: interrupted"]), err
+    assert err.strip().splitlines()[-1:] == ["kg: interrupted"], err
     assert _state(store_dir, graph_bytes) == "a"
     assert not list(store_dir.glob(".*.tmp*"))
     # The lock went with the process: the next build needs no --wait.
