@@ -14,16 +14,18 @@ from api.middleware import BodyLimit, TokenAuth
 from api.routes import cypher, entities, meta, papers, search
 from api.settings import Settings
 from kg import __version__
+from kg.errors import StoreError
 from kg.store import store_class
 from kg.store.base import Store
 
 
 def open_store(settings: Settings) -> Store:
     """Open the configured store read-only; serving never writes."""
-    cls = store_class(settings.store_kind)
-    if settings.store_kind == "embedded":
-        return cls(settings.store_dir)  # type: ignore[call-arg]
-    return cls(**settings.store_options)
+    if settings.store_kind != "embedded":
+        # A Neo4j store needs a driver that its opener owns and closes: `kg serve --store neo4j` does that.
+        raise StoreError(f"the app can open only the embedded store by itself; serve the {settings.store_kind} "
+                         f"store with `kg serve --store {settings.store_kind}`")
+    return store_class("embedded")(settings.store_dir)  # type: ignore[call-arg]
 
 
 def create_app(settings: Settings | None = None, *, store: Store | None = None,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any
 
 from kg.errors import InputError
 
@@ -29,7 +28,6 @@ class Settings:
 
     store_kind: str = "embedded"
     store_dir: str = "kg-store"
-    store_options: dict[str, Any] = field(default_factory=dict)  # extra keyword arguments for other backends
     host: str = "127.0.0.1"
     port: int = 8000
     cypher_max_rows: int = 1000  # rows returned when the request does not say

@@ -17,10 +17,10 @@ def _clock(seconds: float) -> str:
 class Progress:
     """Call with the number of papers done; it decides when and how to show it."""
 
-    def __init__(self, total: int | None, *, stream: TextIO = sys.stderr, tty: bool | None = None,
+    def __init__(self, total: int | None, *, stream: TextIO | None = None, tty: bool | None = None,
                  line_every: float = 30.0) -> None:
         self.total = total
-        self.stream = stream
+        self.stream = stream = stream if stream is not None else sys.stderr
         self.tty = stream.isatty() if tty is None else tty
         self.every = 0.2 if self.tty else line_every
         self.start = time.monotonic()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from kg.cli.main import store_dir_option
+from kg.cli.stores import StoreOptions, open_store, store_options
 
 
 @click.command()
-@store_dir_option
+@store_options
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind; 0.0.0.0 exposes the API to the network.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
@@ -19,19 +19,21 @@ from kg.cli.main import store_dir_option
 @click.option("--token", envvar="KG_API_TOKEN", default=None, show_default=False,
               help="Require 'Authorization: Bearer TOKEN' on every request (views: ?token=); needed when --host "
                    "is not loopback (env KG_API_TOKEN; prefer the variable: options show in `ps`).")
-def serve(store_dir: str, host: str, port: int, cypher_timeout: float, log_level: str, token: str | None) -> None:
+def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float, log_level: str,
+          token: str | None) -> None:
     """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
     import uvicorn  # imported here so other commands start fast
 
-    from api.main import create_app, open_store
+    from api.main import create_app
     from api.settings import Settings
 
     # Refuses (one line, exit 1) a non-loopback host without a token, before the store is opened.
-    settings = Settings(store_dir=store_dir, host=host, port=port, cypher_timeout_s=cypher_timeout, token=token or None)
+    settings = Settings(store_kind=store_opts.kind, store_dir=store_opts.store_dir, host=host, port=port,
+                        cypher_timeout_s=cypher_timeout, token=token or None)
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
-    with open_store(settings) as store:
+    with open_store(store_opts) as store:
         app = create_app(settings, store=store)
-        click.echo(f"kg: serving {store_dir} on http://{host}:{port} (docs at /docs"
+        click.echo(f"kg: serving {store_opts.label()} on http://{host}:{port} (docs at /docs"
                    f"{'; token required' if token else ''}); Ctrl-C to stop", err=True)
         uvicorn.run(app, host=host, port=port, log_level=log_level)

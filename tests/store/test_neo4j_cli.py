@@ -74,3 +74,38 @@ def test_a_wrong_password_is_one_line(neo4j_env: Path, capsys: pytest.CaptureFix
     rc, out, err = kg(capsys, "stats", "--store", "neo4j")
     assert rc == 1 and out == ""
     assert err.count("\n") == 1 and bolt_server.uri in err and "refused user 'root'" in err
+
+
+def test_kg_serve_answers_from_neo4j(neo4j_env: Path, capsys: pytest.CaptureFixture[str], seeds_dir: Path,
+                                     reference: EmbeddedStore) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    assert kg(capsys, "build", str(seeds_dir), "--store", "neo4j", "--store-dir", str(neo4j_env))[0] == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--store", "neo4j", "--store-dir", str(neo4j_env),
+                             "--port", str(port), "--log-level", "warning"], env=os.environ.copy(),
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert httpx.get(url + "/stats").json() == reference.stats().model_dump(mode="json")
+        eid = reference.resolve_entity("STE")
+        assert httpx.get(url + "/entities/STE").json()["id"] == eid
+        r = httpx.post(url + "/cypher", json={"query": "MATCH (n) DETACH DELETE n"})
+        assert r.status_code == 400 and httpx.get(url + "/stats").json()["papers"] == reference.stats().papers
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
