@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import sys
 import time
+from contextlib import closing
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
-from kg.cache import record_hash
+from kg.cache import CachedInputs, ExtractionCache, record_hash
 from kg.extract.pipeline import Extractor
 from kg.extract.types import Extraction
 from kg.graph import PaperInput, derive_graph
@@ -107,10 +108,9 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     summary = BuildSummary()
     existing = store.load_inputs()
     summary.papers_before = len(existing)
-    cache = store.cache  # type: ignore[attr-defined]
-    cached = cache.load()
-    seen: dict[str, str] = {}
-    new: dict[str, PaperInput] = {}
+    cache: ExtractionCache = store.cache  # type: ignore[attr-defined]
+    reusable = cache.hashes()  # only hashes: extractions stay on disk until the graph is derived
+    seen: dict[str, str] = {}  # paper id -> record hash, for this build's papers
     serial: Extractor | None = None
     parallel = _Parallel(jobs, extractor) if jobs > 1 else None
 
@@ -120,9 +120,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
 
     def keep(done: list[tuple[str, PaperInput]]) -> None:
         cache.append(done)  # on disk before the next batch: a re-run resumes from here
-        for h, p in done:
-            new[p.record.id] = p
-            cached[h] = p
+        reusable.update(h for h, _ in done)
         summary.extracted += len(done)
         if on_progress:
             on_progress(summary.reused + summary.extracted)
@@ -143,8 +141,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
                         summary.skipped["duplicate record"] += 1
                     continue
                 seen[item.id] = h
-                if h in cached:
-                    new[item.id] = cached[h]
+                if h in reusable:
                     summary.reused += 1
                 else:
                     todo.append((h, item))
@@ -168,11 +165,19 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     t1 = time.perf_counter()
     summary.extract_seconds = t1 - t0
 
-    merged = existing | new
-    del cached, existing
-    graph = derive_graph(merged.values())
-    t2 = time.perf_counter()
-    store.replace_graph(graph, merged)
+    if isinstance(existing, CachedInputs):
+        merged: Mapping[str, PaperInput] = CachedInputs(cache, existing.hashes | seen)
+        existing.close()
+    else:  # a store that keeps extractions itself (Neo4j): this build's papers join them in memory
+        with closing(CachedInputs(cache, seen)) as new:
+            merged = dict(existing) | dict(new)
+    try:
+        graph = derive_graph(merged)
+        t2 = time.perf_counter()
+        store.replace_graph(graph, merged)
+    finally:
+        if isinstance(merged, CachedInputs):
+            merged.close()
     t3 = time.perf_counter()
     summary.derive_seconds, summary.save_seconds = t2 - t1, t3 - t2
     summary.stats = store.stats()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import orjson
@@ -48,6 +48,37 @@ class ExtractionCache:
                     continue  # a line cut short by a crash (or damaged): that record is extracted again
         return out
 
+    def _entries(self) -> Iterator[tuple[int, dict]]:
+        """(file offset, decoded line) of every readable line; torn or damaged lines are skipped."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as fh:
+            offset = 0
+            for line in fh:
+                try:
+                    obj = orjson.loads(line)
+                    if isinstance(obj, dict) and isinstance(obj.get("h"), str):
+                        yield offset, obj
+                except orjson.JSONDecodeError:
+                    pass
+                offset += len(line)
+
+    def hashes(self) -> set[str]:
+        """Hashes of the records extracted with this extractor version (what a build can re-use)."""
+        return {obj["h"] for _, obj in self._entries() if obj.get("v") == self.version}
+
+    def offsets(self, wanted: set[str]) -> dict[str, int]:
+        """File offset of each wanted hash's entry: this version's when there is one, else the newest other."""
+        out: dict[str, int] = {}
+        current: set[str] = set()
+        for off, obj in self._entries():
+            h = obj["h"]
+            if h in wanted and (h not in current):
+                out[h] = off
+                if obj.get("v") == self.version:
+                    current.add(h)
+        return out
+
     def append(self, items: Iterable[tuple[str, PaperInput]]) -> None:
         """Append and flush to disk: what was extracted survives a kill. (orjson writes a record, a dataclass,
         as the dict of its fields: the same bytes as ``asdict`` at a fraction of the cost.)"""
@@ -73,3 +104,37 @@ class ExtractionCache:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
+
+
+class CachedInputs(Mapping[str, PaperInput]):
+    """Papers by id, read from the extraction log when asked for: only ids, hashes and file offsets stay in
+    memory, so deriving the graph of a large corpus never holds every extraction at once."""
+
+    def __init__(self, cache: ExtractionCache, hashes: Mapping[str, str]) -> None:
+        self.cache = cache
+        self.hashes = dict(hashes)  # paper id -> record hash
+        self._offsets = cache.offsets(set(self.hashes.values()))
+        missing = [pid for pid, h in self.hashes.items() if h not in self._offsets]
+        if missing:
+            from kg.errors import StoreError
+
+            raise StoreError(f"{cache.path}: extractions for {len(missing)} papers are missing (e.g. {missing[0]}); "
+                             f"rebuild from the original input into a new store")
+        self._fh = open(cache.path, "rb") if self.hashes else None  # noqa: SIM115 - closed with the mapping
+
+    def __getitem__(self, pid: str) -> PaperInput:
+        assert self._fh is not None
+        self._fh.seek(self._offsets[self.hashes[pid]])
+        obj = orjson.loads(self._fh.readline())
+        return PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.hashes)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

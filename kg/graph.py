@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
@@ -39,7 +39,7 @@ class PaperInput:
 class _Resolver:
     """Maps a mention to its canonical key, resolving abbreviations across the whole corpus."""
 
-    def __init__(self, papers: list[PaperInput]) -> None:
+    def __init__(self, papers: Iterable[PaperInput]) -> None:
         votes: dict[str, Counter[str]] = defaultdict(Counter)
         for p in papers:
             for short, long in p.extraction.abbreviations:
@@ -108,10 +108,21 @@ def _slug(prefix: str, name: str) -> str:
     return prefix + (re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-") or "unknown")
 
 
-def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) -> nx.MultiDiGraph:
-    """Build the whole graph from ``papers``. Deterministic: the same papers give the same graph."""
-    plist = sorted(papers, key=lambda p: p.record.id)
-    resolver = _Resolver(plist)
+def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
+                 related_k: int = RELATED_K) -> nx.MultiDiGraph:
+    """Build the whole graph from ``papers`` (by id). Deterministic: the same papers give the same graph.
+
+    The papers are read three times, in id order, and never all kept: a mapping that reads them from disk
+    on access (kg.cache.CachedInputs) keeps a large corpus out of memory while its graph is built.
+    """
+    if not isinstance(papers, Mapping):
+        papers = {p.record.id: p for p in papers}
+    ids = sorted(papers)
+
+    def plist() -> Iterator[PaperInput]:
+        return (papers[pid] for pid in ids)
+
+    resolver = _Resolver(plist())
     g = nx.MultiDiGraph()
 
     # Pass 1: resolve every mention, count types, surfaces and papers per canonical key.
@@ -120,7 +131,7 @@ def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) ->
     surfaces: dict[str, Counter[str]] = defaultdict(Counter)
     short_forms: dict[str, set[str]] = defaultdict(set)
     key_papers: dict[str, set[str]] = defaultdict(set)
-    for p in plist:
+    for p in plist():
         local = resolver.local(p.extraction)
         keys = []
         for m in p.extraction.entities:
@@ -158,7 +169,7 @@ def derive_graph(papers: Iterable[PaperInput], *, related_k: int = RELATED_K) ->
 
     # Pass 2: papers, authors, venues and evidence-carrying edges.
     paper_entities: dict[str, set[str]] = {}
-    for p, keys in zip(plist, resolved, strict=True):
+    for p, keys in zip(plist(), resolved, strict=True):
         r, ext = p.record, p.extraction
         title = r.title or display_title(r, ext)
         g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,

@@ -12,7 +12,7 @@ from typing import Any, BinaryIO
 import networkx as nx
 import orjson
 
-from kg.cache import ExtractionCache, record_hash
+from kg.cache import CachedInputs, ExtractionCache, record_hash
 from kg.errors import StoreError, StoreLockedError
 from kg.extract.pipeline import EXTRACTOR_VERSION
 from kg.graph import PaperInput
@@ -185,18 +185,16 @@ class EmbeddedStore(NxReads):
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def load_inputs(self) -> dict[str, PaperInput]:
-        by_hash = self.cache.load(set(self._papers.values()), any_version=True)
-        missing = [pid for pid, h in self._papers.items() if h not in by_hash]
-        if missing:
-            raise StoreError(f"{self.path / INPUTS_FILE}: extractions for {len(missing)} stored papers are missing "
-                             f"(e.g. {missing[0]}); rebuild from the original input into a new store")
-        return {pid: by_hash[h] for pid, h in self._papers.items()}
+    def load_inputs(self) -> CachedInputs:
+        """The stored papers' extractions, read from the log on demand (whatever extractor version made them:
+        papers are re-derived from what they were extracted with)."""
+        return CachedInputs(self.cache, self._papers)
 
     def replace_graph(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
         if not self.writable:
             raise StoreError(f"{self.path}: store opened read-only")
-        papers = {pid: record_hash(p.record) for pid, p in inputs.items()}
+        papers = (dict(inputs.hashes) if isinstance(inputs, CachedInputs)
+                  else {pid: record_hash(p.record) for pid, p in inputs.items()})
         _atomic_write(self.path / GRAPH_FILE, lambda fh: write_graph(graph, papers, fh))
         (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
         self._papers = papers
