@@ -42,7 +42,7 @@ MODEL_DIR = ROOT / "kg" / "extract" / "model"
 SEED = 0
 SCIERC_UPSAMPLE = 5
 # The SciERC-only second head (kg eval: SciERC +1, SciER -1 F1 beside the joint head alone) is not shipped:
-# it costs speed for no gain. Train it with --heads joint,scierc and set this to True to ship it.
+# it costs speed for no gain, and kg.extract.pipeline no longer reads it (an experiment kept for the record).
 SCIERC_HEAD = False
 
 SCIERC_NER = {"Method": "method", "Task": "task", "Metric": "metric", "Material": "dataset",

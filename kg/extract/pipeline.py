@@ -68,10 +68,6 @@ class Extractor:
         self.trained = _is_trained(self.nlp)
         self.version = TRAINED_VERSION if self.trained else RULES_VERSION
         self.relmodel = None
-        # An optional second NER head trained on SciERC alone (kept disabled in the pipeline, run on demand).
-        self.second = self.nlp.get_pipe("ner_scierc") if "ner_scierc" in self.nlp.component_names else None
-        self.merge = "joint-first"  # joint | joint-first | scierc-first
-        self.second_types = {"concept", "metric", "method", "task", "dataset"}
         self.use_names = True  # add the rule layer's name-shaped tokens the NER missed
         self.consistent = True  # one type per string within a document
         self.fallback = True  # rule candidates in sentences without any NER entity
@@ -106,7 +102,8 @@ class Extractor:
 
     def _ner_pieces(self, doc: Any) -> Iterator[tuple[list[Any], str, int]]:
         """NER spans as token lists, trimmed of edge function words; names joined by "and"/"with" split apart."""
-        for ent, prio in self._ner_spans(doc):
+        for ent in doc.ents:
+            prio = 5
             toks = list(ent)
             while toks and (toks[0].pos_ in _EDGE_POS or (toks[0].lower_ in lx.STRIP_LEADING and len(toks) > 1)):
                 toks = toks[1:]
@@ -129,20 +126,6 @@ class Extractor:
                         piece.append(t)
             else:
                 yield toks, ent.label_, prio
-
-    def _ner_spans(self, doc: Any) -> list[tuple[Any, int]]:
-        """Entity spans of the NER heads with their priority: the first head's, then the second's in the gaps."""
-        first = [(e, 5) for e in doc.ents]
-        if self.second is None or self.merge == "joint":
-            return first
-        keep = list(doc.ents)
-        doc.set_ents([], default="missing")
-        self.second(doc)
-        second = [e for e in doc.ents if e.label_ in self.second_types]
-        doc.set_ents(keep, default="outside")
-        if self.merge == "scierc-first":
-            return [(e, 5) for e in second] + [(e, 4) for e, _ in first]
-        return first + [(e, 4) for e in second]
 
     def _trained_candidates(self, doc: Any) -> tuple[list[Candidate], list[tuple[str, str]]]:
         """NER spans, typed, plus the rule layer's strong candidates (abbreviations, names) where NER found none."""
