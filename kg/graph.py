@@ -25,7 +25,7 @@ PAPER_EDGE_FOR_TYPE = {"dataset": "EVALUATES_ON", "task": "ADDRESSES", "method":
 PAPER_EDGE_TYPES = ("PROPOSES", "USES", "EVALUATES_ON", "ADDRESSES", "MENTIONS")
 ENTITY_EDGE_TYPES = ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS_A")
 TYPE_PRIORITY = {"dataset": 0, "model": 1, "metric": 2, "task": 3, "method": 4, "concept": 5}
-RELATED_K = 10
+RELATED_K = 5  # RELATED_TO edges stored per paper; the API ranks any k from the index
 
 
 @dataclass(slots=True)
@@ -164,6 +164,7 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
         ents[k] = {"id": entity_id(k), "label": ENTITY_LABELS[ty], "type": ty, "name": name, "aliases": aliases,
                    "key": k, "mention_count": sum(votes.values()), "paper_count": len(key_papers[k])}
 
+    del type_votes, surfaces, short_forms, key_papers  # per-key tallies: only ``ents`` is needed from here on
     for e in ents.values():
         g.add_node(e["id"], **e)
 

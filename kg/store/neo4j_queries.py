@@ -58,6 +58,17 @@ EXISTING_RELS = ("MATCH (a)-[r]->(b) WHERE any(l IN labels(a) WHERE l IN $labels
 DELETE_NODES = "UNWIND $ids AS eid MATCH (n) WHERE elementId(n) = eid DETACH DELETE n"
 DELETE_RELS = "UNWIND $ids AS eid MATCH ()-[r]->() WHERE elementId(r) = eid DELETE r"
 
+# -- the build lock (kg/store/neo4j_lock.py): one KgLock node per database, expiring on the server's clock ------
+LOCK_LABEL = "KgLock"  # not among LABELS: a graph write neither reads nor deletes it
+TAKE_LOCK = ("CREATE (l:KgLock {id: $id, token: $token, holder: $holder, expires: timestamp() + $lease_ms}) "
+             "RETURN l.token AS token")
+LOCK_HOLDERS = ("MATCH (l:KgLock {id: $id}) "
+                "RETURN l.token AS token, l.holder AS holder, l.expires - timestamp() AS left_ms")
+RENEW_LOCK = ("MATCH (l:KgLock {id: $id}) WHERE l.token = $token SET l.expires = timestamp() + $lease_ms "
+              "RETURN count(l) AS n")
+RELEASE_LOCK = "MATCH (l:KgLock {id: $id}) WHERE l.token = $token DELETE l"
+EXPIRE_LOCK = "MATCH (l:KgLock {id: $id}) WHERE l.expires < timestamp() DELETE l"
+
 # -- whole-graph reads -------------------------------------------------------------------------------------
 COUNTS = ("CALL { MATCH (n) RETURN count(n) AS nodes } CALL { MATCH ()-[r]->() RETURN count(r) AS rels } "
           "RETURN nodes, rels")
