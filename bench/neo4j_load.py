@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,49 +30,21 @@ from kg.cache import ExtractionCache, record_hash  # noqa: E402
 from kg.extract.pipeline import EXTRACTOR_VERSION, Extractor  # noqa: E402
 from kg.graph import PaperInput, derive_graph  # noqa: E402
 from kg.readers import PaperRecord, read_papers  # noqa: E402
+from kg.store.arcadedb import arcadedb_server  # noqa: E402
 from kg.store.neo4j import Neo4jStore  # noqa: E402
 from kg.store.neo4j_connect import connect  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "arxiv-csai-2024-2026.jsonl.gz"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def arcadedb(heap: str) -> Iterator[tuple[str, str, str, str]]:
     """An ArcadeDB server (Bolt plugin) in a temporary directory: (uri, user, password, database)."""
-    import arcadedb_embedded
-
-    pkg = Path(arcadedb_embedded.__file__).parent
     root = Path(tempfile.mkdtemp(prefix="kg-bench-arcadedb-"))
-    port, http = _free_port(), _free_port()
-    log = root / "server.log"
-    cmd = [str(pkg / "jre" / "bin" / "java"), f"-Xmx{heap}", f"-Darcadedb.server.rootPath={root}",
-           f"-Darcadedb.server.databaseDirectory={root / 'databases'}", "-Darcadedb.server.rootPassword=kg-bench-pw",
-           "-Darcadedb.server.defaultDatabases=kg[root]",
-           "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
-           "-Darcadedb.bolt.host=127.0.0.1", f"-Darcadedb.bolt.port={port}",
-           "-Darcadedb.server.httpIncomingHost=127.0.0.1", f"-Darcadedb.server.httpIncomingPort={http}",
-           "-cp", f"{pkg / 'jars'}{os.sep}*", "com.arcadedb.server.ArcadeDBServer"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=root)
     try:
-        deadline = time.monotonic() + 120
-        while "ArcadeDB Server started" not in log.read_text(errors="replace"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"ArcadeDB did not start; see {log}")
-            time.sleep(0.2)
-        yield f"bolt://127.0.0.1:{port}", "root", "kg-bench-pw", "kg"
+        with arcadedb_server(root, password="kg-bench-pw", heap=heap) as server:
+            yield server.uri, server.user, server.password, "kg"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
         shutil.rmtree(root, ignore_errors=True)
 
 

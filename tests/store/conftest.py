@@ -5,19 +5,16 @@ If the server cannot start, the tests that need it fail (they are never skipped)
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kg.cache import record_hash
+from kg.errors import StoreError
 from kg.graph import PaperInput, derive_graph
+from kg.store.arcadedb import BoltServer, arcadedb_server
 from kg.store.base import Store
 from kg.store.embedded import EmbeddedStore
 
@@ -27,72 +24,15 @@ START_TIMEOUT_S = 120
 KINDS = ["embedded", pytest.param("bolt", marks=pytest.mark.bolt)]
 
 
-@dataclass(frozen=True)
-class BoltServer:
-    uri: str
-    user: str
-    password: str
-    log: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _package_dir() -> Path:
-    import arcadedb_embedded
-
-    return Path(arcadedb_embedded.__file__).parent
-
-
-def _tail(path: Path, n: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
-    except OSError:
-        return "(no log)"
-
-
 @pytest.fixture(scope="session")
 def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer]:
     """ArcadeDB with its Bolt plugin on a free port, databases ``kg`` and ``scratch``; killed at the end."""
-    pkg = _package_dir()
-    java = pkg / "jre" / "bin" / "java"
-    if not java.exists():
-        pytest.fail(f"arcadedb-embedded has no bundled Java at {java}")
-    root = tmp_path_factory.mktemp("arcadedb")
-    bolt_port, http_port = _free_port(), _free_port()
-    log = root / "server.log"
-    cmd = [
-        str(java), "-Xmx1g",
-        f"-Darcadedb.server.rootPath={root}",
-        f"-Darcadedb.server.databaseDirectory={root / 'databases'}",
-        f"-Darcadedb.server.rootPassword={PASSWORD}",
-        "-Darcadedb.server.defaultDatabases=" + ";".join(f"{db}[root]" for db in DATABASES),
-        "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
-        "-Darcadedb.bolt.host=127.0.0.1", f"-Darcadedb.bolt.port={bolt_port}",
-        "-Darcadedb.server.httpIncomingHost=127.0.0.1", f"-Darcadedb.server.httpIncomingPort={http_port}",
-        "-cp", f"{pkg / 'jars'}{os.sep}*", "com.arcadedb.server.ArcadeDBServer",
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=root)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while "ArcadeDB Server started" not in log.read_text(errors="replace"):
-            if proc.poll() is not None:
-                pytest.fail(f"the ArcadeDB Bolt server exited with {proc.returncode}:\n{_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"the ArcadeDB Bolt server did not start in {START_TIMEOUT_S} s:\n{_tail(log)}")
-            time.sleep(0.2)
-        yield BoltServer(f"bolt://127.0.0.1:{bolt_port}", "root", PASSWORD, log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        with arcadedb_server(tmp_path_factory.mktemp("arcadedb"), password=PASSWORD, databases=DATABASES,
+                             start_timeout_s=START_TIMEOUT_S) as server:
+            yield server
+    except StoreError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
