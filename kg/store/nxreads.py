@@ -139,22 +139,26 @@ class NxReads(Store):
 
     def get_entity(self, entity_id: str, *, paper_limit: int = 100, neighbour_limit: int = 100) -> EntityDetail:
         self._node(entity_id, _ENTITY_LABEL_SET, "entity")
-        papers: list[EntityPaper] = []
-        grouped: dict[tuple[str, str, str], list[Evidence]] = defaultdict(list)
+        nodes = self.graph.nodes
+        # Sort plain tuples and build models only for what is returned: a common entity has thousands of papers.
+        paper_edges: list[tuple[bool, int, str, dict[str, Any]]] = []
+        grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         for u, _, e in self.graph.in_edges(entity_id, data=True):
             if e["type"] in PAPER_EDGE_TYPES:
-                papers.append(EntityPaper(paper=self._paper_summary(u), edge=e["type"], evidence=self._evidence(e)))
+                paper_edges.append((e["type"] != "PROPOSES", -(nodes[u].get("year") or 0), u, e))
             else:
-                grouped[(u, e["type"], "in")].append(self._evidence(e))
+                grouped[(u, e["type"], "in")].append(e)
         for _, v, e in self.graph.out_edges(entity_id, data=True):
-            grouped[(v, e["type"], "out")].append(self._evidence(e))
-        papers.sort(key=lambda ep: (ep.edge != "PROPOSES", -(ep.paper.year or 0), ep.paper.id))
+            grouped[(v, e["type"], "out")].append(e)
+        paper_edges.sort(key=lambda t: t[:3])
+        papers = [EntityPaper(paper=self._paper_summary(u), edge=e["type"], evidence=self._evidence(e))
+                  for _, _, u, e in paper_edges[:paper_limit]]
+        top = sorted(grouped.items(), key=lambda kv: (-len(kv[1]), kv[0][1], kv[0][0]))[:neighbour_limit]
         neighbours = [Neighbour(entity=self._entity_ref(o), edge=t, direction=dr, count=len(ev),  # type: ignore[arg-type]
-                                evidence=sorted(ev, key=lambda x: x.paper_id)[:3])
-                      for (o, t, dr), ev in grouped.items()]
-        neighbours.sort(key=lambda nb: (-nb.count, nb.edge, nb.entity.id))
+                                evidence=[self._evidence(e) for e in sorted(ev, key=lambda x: x["paper_id"])[:3]])
+                      for (o, t, dr), ev in top]
         s = self._entity_summary(entity_id)
-        return EntityDetail(**s.model_dump(), papers=papers[:paper_limit], neighbours=neighbours[:neighbour_limit])
+        return EntityDetail(**s.model_dump(), papers=papers, neighbours=neighbours)
 
     def list_papers(self, *, venue: str | None = None, year: int | None = None, entity: str | None = None,
                     q: str | None = None, limit: int = 20, offset: int = 0) -> Page[PaperSummary]:
@@ -203,10 +207,7 @@ class NxReads(Store):
 
     def list_entities(self, *, type: str | None = None, q: str | None = None, limit: int = 20,
                       offset: int = 0) -> Page[EntitySummary]:
-        if type is not None:
-            ids = self.by_label(ENTITY_LABELS[type])
-        else:
-            ids = self.entity_ids()
+        ids = self.by_label(ENTITY_LABELS[type]) if type is not None else self.entity_ids()
         if q:
             qk = canonical_key(q)
             ids = [e for e in ids if self._match_entity(e, qk)]
