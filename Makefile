@@ -17,6 +17,7 @@ build: $(VENV)/.installed
 
 # One command: install (with test extras and a headless browser), then run every test.
 test: $(VENV)/.installed-test browser
+	$(BIN)/ruff check kg api viz tests bench scripts
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-test

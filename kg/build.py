@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from contextlib import closing
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any

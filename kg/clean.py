@@ -18,7 +18,8 @@ _ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"
 _DASHES = re.compile(r"-{2,3}")
 
 _HYPHENS = dict.fromkeys("\u2010\u2011\u2012\u2043\ufe63\uff0d", "-") | {"\u2212": "-"}
-_SPACES = dict.fromkeys("\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\t\r\n", " ")
+_SPACES = dict.fromkeys(
+    "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\t\r\n", " ")
 # Zero-width, bidi controls and soft hyphens carry no text.
 _DROP = set("\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 

@@ -211,7 +211,8 @@ class NxReads(Store):
         if q:
             qk = canonical_key(q)
             ids = [e for e in ids if self._match_entity(e, qk)]
-        ids = sorted(ids, key=lambda e: (-self.graph.nodes[e]["paper_count"], self.graph.nodes[e]["name"].casefold(), e))
+        nodes = self.graph.nodes
+        ids = sorted(ids, key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
         return Page[EntitySummary](total=len(ids), limit=limit, offset=offset,
                                    items=[self._entity_summary(e) for e in ids[offset : offset + limit]])
 
@@ -225,7 +226,8 @@ class NxReads(Store):
         papers = {u for u, _, t in self.graph.in_edges(entity_id, data="type") if t in PAPER_EDGE_TYPES}
         co: Counter[str] = Counter()
         for p in papers:
-            co.update({v for _, v, t in self.graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES and v != entity_id})
+            co.update({v for _, v, t in self.graph.out_edges(p, data="type")
+                       if t in PAPER_EDGE_TYPES and v != entity_id})
         mine = max(1, len(papers))
         scored = [(c / math.sqrt(mine * self.graph.nodes[o]["paper_count"]), c, o) for o, c in co.items()]
         scored.sort(key=lambda x: (-x[0], -x[1], x[2]))

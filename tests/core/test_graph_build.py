@@ -53,7 +53,7 @@ def test_seed_examples_are_canonical_nodes(seeds_store) -> None:
 def test_every_edge_carries_evidence_into_the_abstract(seeds_store) -> None:
     g = seeds_store.graph
     checked = 0
-    for u, v, d in g.edges(data=True):
+    for u, _, d in g.edges(data=True):
         if d["type"] in ("PROPOSES", "USES", "EVALUATES_ON", "ADDRESSES", "MENTIONS"):
             abstract = g.nodes[u]["abstract"]
             mention = abstract[d["start"] : d["end"]]
@@ -100,7 +100,7 @@ def test_incremental_build_merges_without_duplicates(tmp_path: Path, extractor) 
     b = write_jsonl(tmp_path / "b.jsonl", CORPUS_B)
     build_into(tmp_path / "inc", [a], extractor)
     inc = build_into(tmp_path / "inc", [b], extractor)
-    full = build_into(tmp_path / "full", [a, b], extractor)
+    build_into(tmp_path / "full", [a, b], extractor)
     assert (tmp_path / "inc" / GRAPH_FILE).read_bytes() == (tmp_path / "full" / GRAPH_FILE).read_bytes()
     ada = [n for n, d in inc.graph.nodes(data=True) if d["label"] == "Author" and d["name"] == "Ada Lovelace"]
     assert len(ada) == 1 and inc.graph.nodes[ada[0]]["paper_count"] == 2
