@@ -118,7 +118,7 @@ def strong_type(text: str) -> str | None:
         if key in known:
             return ty
     head, two = words[-1], " ".join(words[-2:])
-    if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS:
+    if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS or text.endswith(("Bench", "bench")):
         return "dataset"
     if head in _STRONG_MODEL_HEADS:
         return "model"
