@@ -24,6 +24,7 @@ PAPER_EDGE_FOR_TYPE = {"dataset": "EVALUATES_ON", "task": "ADDRESSES", "method":
                        "metric": "USES", "concept": "MENTIONS"}
 PAPER_EDGE_TYPES = ("PROPOSES", "USES", "EVALUATES_ON", "ADDRESSES", "MENTIONS")
 ENTITY_EDGE_TYPES = ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS_A")
+_MATH = re.compile(r"[_^{}\\$]")
 TYPE_PRIORITY = {"dataset": 0, "model": 1, "metric": 2, "task": 3, "method": 4, "concept": 5}
 RELATED_K = 5  # RELATED_TO edges stored per paper; the API ranks any k from the index
 
@@ -135,7 +136,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
         local = resolver.local(p.extraction)
         keys = []
         for m in p.extraction.entities:
-            k = resolver.key(m, local)
+            # A mention with math in it ("alpha^2", "Y_{1") is a formula fragment, not a thing to link.
+            k = "" if _MATH.search(m.text) else resolver.key(m, local)
             keys.append(k)
             if not k:
                 continue
