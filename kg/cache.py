@@ -6,6 +6,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -20,6 +21,11 @@ def record_hash(r: PaperRecord) -> str:
     return hashlib.sha1(data).hexdigest()[:20]
 
 
+def _input(obj: dict[str, Any]) -> PaperInput:
+    """A log line's record and extraction."""
+    return PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+
+
 class ExtractionCache:
     """``inputs.jsonl``: one line per extracted record. A torn last line (a killed build) is ignored."""
 
@@ -27,28 +33,18 @@ class ExtractionCache:
         self.path = path
         self.version = version
 
-    def load(self, wanted: set[str] | None = None, *, any_version: bool = False) -> dict[str, PaperInput]:
-        """Cached inputs by record hash (only ``wanted`` hashes when given), for this extractor version.
-
-        ``any_version`` also takes entries of other extractor versions: a store's papers are re-derived from
-        what they were extracted with, and are re-extracted only when their input is built again.
-        """
+    def load(self, wanted: set[str]) -> dict[str, PaperInput]:
+        """This extractor version's cached inputs for the ``wanted`` record hashes, by hash."""
         out: dict[str, PaperInput] = {}
-        if not self.path.exists():
-            return out
-        with open(self.path, "rb") as fh:
-            for line in fh:
+        for _, obj in self._entries():
+            if obj["h"] in wanted and obj.get("v") == self.version:
                 try:
-                    obj = orjson.loads(line)
-                    if (wanted is not None and obj["h"] not in wanted) or (
-                            obj.get("v") != self.version and (not any_version or obj["h"] in out)):
-                        continue
-                    out[obj["h"]] = PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
-                except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
-                    continue  # a line cut short by a crash (or damaged): that record is extracted again
+                    out[obj["h"]] = _input(obj)
+                except (AttributeError, KeyError, TypeError, ValueError):
+                    continue  # a damaged line: that record is extracted again
         return out
 
-    def _entries(self) -> Iterator[tuple[int, dict]]:
+    def _entries(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """(file offset, decoded line) of every readable line; torn or damaged lines are skipped."""
         if not self.path.exists():
             return
@@ -125,8 +121,7 @@ class CachedInputs(Mapping[str, PaperInput]):
     def __getitem__(self, pid: str) -> PaperInput:
         assert self._fh is not None
         self._fh.seek(self._offsets[self.hashes[pid]])
-        obj = orjson.loads(self._fh.readline())
-        return PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
+        return _input(orjson.loads(self._fh.readline()))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.hashes)
