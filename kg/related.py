@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -19,33 +18,53 @@ class RelatedIndex:
     all N papers. Postings longer than ``max_df`` (20 % of the papers, at least 50 and at most 1,000: entities
     that common separate little) are left out of that walk, which bounds the cost per paper by
     |p| * max_df.
+
+    The index is held as the paper-entity incidence matrix in CSR form (``papers``, ``entities``, ``indptr``,
+    ``indices``), which is what the embedded store's snapshot persists, so a served store does not rebuild it.
     """
 
     def __init__(self, paper_entities: Mapping[str, Iterable[str]], *, max_df_ratio: float = 0.2,
                  min_max_df: int = 50, max_max_df: int = 1000) -> None:
-        self.papers = sorted(paper_entities)
-        self.row = {p: i for i, p in enumerate(self.papers)}
-        self.paper_entities = {p: tuple(sorted(set(paper_entities[p]))) for p in self.papers}
-        df = Counter(e for es in self.paper_entities.values() for e in es)
-        self.entities = sorted(df)
-        col = {e: j for j, e in enumerate(self.entities)}
-        n = max(1, len(self.papers))
-        self.idf = {e: math.log(1.0 + n / c) for e, c in df.items()}
+        papers = sorted(paper_entities)
+        rows = [sorted(set(paper_entities[p])) for p in papers]
+        entities = sorted({e for es in rows for e in es})
+        col = {e: j for j, e in enumerate(entities)}
+        indptr = np.zeros(len(papers) + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum([len(es) for es in rows])
+        indices = np.fromiter((col[e] for es in rows for e in es), dtype=np.int32, count=int(indptr[-1]))
+        self._setup(papers, entities, indptr, indices, max_df_ratio, min_max_df, max_max_df)
+
+    @classmethod
+    def from_csr(cls, papers: Sequence[str], entities: Sequence[str], indptr: np.ndarray, indices: np.ndarray, *,
+                 max_df_ratio: float = 0.2, min_max_df: int = 50, max_max_df: int = 1000) -> RelatedIndex:
+        """The index over a stored incidence matrix: rows are ``papers`` (sorted), columns ``entities`` (sorted),
+        each row's column indices ascending."""
+        self = cls.__new__(cls)
+        self._setup(list(papers), list(entities), indptr, indices, max_df_ratio, min_max_df, max_max_df)
+        return self
+
+    def _setup(self, papers: list[str], entities: list[str], indptr: np.ndarray, indices: np.ndarray,
+               max_df_ratio: float, min_max_df: int, max_max_df: int) -> None:
+        self.papers, self.entities = papers, entities
+        self.indptr, self.indices = indptr, indices
+        self.row = {p: i for i, p in enumerate(papers)}
+        df = np.bincount(indices, minlength=len(entities))
+        n = max(1, len(papers))
+        log = math.log
+        self.idf = np.array([log(1.0 + n / c) for c in df.tolist()], dtype=np.float64)
         self.max_df = max(min_max_df, min(max_max_df, int(max_df_ratio * n)))
-        rows, cols, vals = [], [], []
-        for i, p in enumerate(self.papers):
-            for e in self.paper_entities[p]:
-                rows.append(i)
-                cols.append(col[e])
-                vals.append(self.idf[e])
-        x = sparse.csr_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(len(self.papers),
-                                                                                        len(self.entities)))
+        x = sparse.csr_matrix((self.idf[indices], indices, indptr), shape=(len(papers), len(entities)))
         self.norm = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
         self.norm[self.norm == 0] = 1.0
-        keep = np.array([df[e] <= self.max_df for e in self.entities], dtype=bool)
-        xc = x @ sparse.diags(keep.astype(np.float64))
+        keep = (df <= self.max_df).astype(np.float64)
+        xc = x @ sparse.diags(keep)
         self._x = xc.tocsr()
         self._xt = xc.T.tocsr()
+
+    def entities_of(self, paper_id: str) -> list[str]:
+        """The paper's entity ids, sorted."""
+        i = self.row[paper_id]
+        return [self.entities[j] for j in self.indices[self.indptr[i] : self.indptr[i + 1]].tolist()]
 
     def _top(self, i: int, scores: np.ndarray, idx: np.ndarray, k: int) -> list[tuple[str, float, list[str]]]:
         mask = idx != i
@@ -58,12 +77,14 @@ class RelatedIndex:
             sel = scores >= cut  # ties at the cut are all kept, then ordered by id below
             idx, scores = idx[sel], scores[sel]
         order = np.lexsort((idx, -scores))[:k]  # best first; equal scores by paper id (rows are id-sorted)
-        mine = set(self.paper_entities[self.papers[i]])
+        indptr, indices, idf, entities = self.indptr, self.indices, self.idf, self.entities
+        mine = set(indices[indptr[i] : indptr[i + 1]].tolist())
         out = []
         for j in order:
-            q = self.papers[idx[j]]
-            shared = sorted((e for e in self.paper_entities[q] if e in mine), key=lambda e: (-self.idf[e], e))
-            out.append((q, round(float(scores[j]), 6), shared))
+            q = int(idx[j])
+            cols = [c for c in indices[indptr[q] : indptr[q + 1]].tolist() if c in mine]
+            shared = sorted(cols, key=lambda c: (-idf[c], entities[c]))
+            out.append((self.papers[q], round(float(scores[j]), 6), [entities[c] for c in shared]))
         return out
 
     def related(self, paper_id: str, k: int = 10) -> list[tuple[str, float, list[str]]]:
