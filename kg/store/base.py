@@ -36,6 +36,10 @@ class Store(ABC):
     def replace_graph(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
         """Make ``graph`` (derived from ``inputs``) the stored graph, atomically where the backend can."""
 
+    def warm(self) -> None:  # noqa: B027 - optional hook
+        """Build the indexes reads use lazily (search, aliases, related papers), e.g. in a background thread
+        right after a server starts, so the first user does not wait for them."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files, locks or sessions."""
 

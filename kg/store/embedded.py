@@ -16,7 +16,10 @@ from kg.cache import CachedInputs, ExtractionCache, record_hash
 from kg.errors import StoreError, StoreLockedError
 from kg.extract.pipeline import EXTRACTOR_VERSION
 from kg.graph import PaperInput
-from kg.store.nxreads import NxReads
+from kg.related import RelatedIndex
+from kg.store.nxreads import NxReads, entity_name_keys, paper_entity_map
+from kg.store.snapshot import SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
+from kg.store.snapshot import VERSION as SNAPSHOT_VERSION
 
 FORMAT = "kg-graph"
 FORMAT_VERSION = 3
@@ -92,6 +95,16 @@ def read_graph(fh: BinaryIO, where: str) -> tuple[nx.MultiDiGraph, dict[str, str
     return g, header["papers"]
 
 
+def read_papers(path: Path) -> dict[str, str]:
+    """The stored papers (id -> input hash) from the first line of ``graph.jsonl``, without reading the graph."""
+    with open(path, "rb") as fh:
+        header = _header(fh.readline(), str(path))
+    if header.get("version") != FORMAT_VERSION:
+        raise StoreError(f"{path}: graph format version {header.get('version')} is not supported by this kg; "
+                         f"rebuild the store")
+    return dict(header["papers"])
+
+
 def _header(line: bytes, where: str) -> dict[str, Any]:
     try:
         obj = orjson.loads(line)
@@ -154,15 +167,59 @@ class EmbeddedStore(NxReads):
             raise StoreError(f"{self.path}: no graph here yet; build one with `kg build PATH --store-dir {self.path}`")
         self.cache = ExtractionCache(self.path / INPUTS_FILE, EXTRACTOR_VERSION)
         self._papers: dict[str, str] = {}
-        graph = nx.MultiDiGraph()
+        self._graph: nx.MultiDiGraph | None = None
+        self._snapshot: Snapshot | None = None
+        self.loaded_from: str | None = None  # "snapshot" or "graph.jsonl", once the graph is read
         gfile = self.path / GRAPH_FILE
         if gfile.exists():
-            with open(gfile, "rb") as fh:
-                graph, self._papers = read_graph(fh, str(gfile))
+            self._papers = read_papers(gfile)
         elif writable and (old := _older_papers(self.path)):
             # A store written by an older kg: its papers and the extraction log are enough to re-derive.
             self._papers = old
-        super().__init__(graph)
+        else:
+            self._graph = nx.MultiDiGraph()
+        super().__init__(self._graph)
+        if not writable:
+            self.graph  # noqa: B018 - a served store reads its graph now, so damage shows at start, not mid-request
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The stored graph, read on first use: a build only needs the stored papers' hashes, not their graph."""
+        if self._graph is None:
+            self._graph = self._read_graph()
+        return self._graph
+
+    @graph.setter
+    def graph(self, value: nx.MultiDiGraph | None) -> None:
+        self._graph = value
+
+    def _read_graph(self) -> nx.MultiDiGraph:
+        gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
+        if sfile.exists():
+            try:
+                snap = Snapshot(sfile)
+                if snap.version == SNAPSHOT_VERSION and snap.header.get("source") == source_identity(gfile):
+                    graph = snap.graph()
+                    self._papers = dict(snap.header["papers"])
+                    self._snapshot = snap
+                    self.loaded_from = "snapshot"
+                    return graph
+            except StoreError:
+                pass
+            print(f"kg: {sfile} does not match {GRAPH_FILE}; reading {GRAPH_FILE} instead (slower). "
+                  f"The next `kg build` into this store writes a fresh snapshot.", file=sys.stderr)
+        with open(gfile, "rb") as fh:
+            graph, self._papers = read_graph(fh, str(gfile))
+        self.loaded_from = GRAPH_FILE
+        return graph
+
+    def _related_index(self) -> RelatedIndex:
+        if self._related is None and self._snapshot is not None:
+            self._related = self._snapshot.related_index()
+        return super()._related_index()
+
+    def _load_name_keys(self) -> dict[str, tuple[str, ...]]:
+        return self._snapshot.name_keys() if self._snapshot is not None else super()._load_name_keys()
 
     def _lock(self, wait: bool) -> None:
         fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
@@ -176,7 +233,8 @@ class EmbeddedStore(NxReads):
 
     def _remove_stale_temporaries(self) -> None:
         # Left by a build killed mid-save (SIGKILL, power loss); safe to remove: we hold the write lock.
-        for tmp in [*self.path.glob(f".{GRAPH_FILE}.tmp*"), *self.path.glob(f"{Path(INPUTS_FILE).stem}.tmp*")]:
+        for tmp in [*self.path.glob(f".{GRAPH_FILE}.tmp*"), *self.path.glob(f".{SNAPSHOT_FILE}.tmp*"),
+                    *self.path.glob(f"{Path(INPUTS_FILE).stem}.tmp*")]:
             tmp.unlink(missing_ok=True)
 
     def close(self) -> None:
@@ -195,10 +253,19 @@ class EmbeddedStore(NxReads):
             raise StoreError(f"{self.path}: store opened read-only")
         papers = (dict(inputs.hashes) if isinstance(inputs, CachedInputs)
                   else {pid: record_hash(p.record) for pid, p in inputs.items()})
-        _atomic_write(self.path / GRAPH_FILE, lambda fh: write_graph(graph, papers, fh))
+        gfile = self.path / GRAPH_FILE
+        _atomic_write(gfile, lambda fh: write_graph(graph, papers, fh))
         (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
+        # The snapshot follows: a crash between the two leaves a snapshot that no longer matches graph.jsonl,
+        # which readers notice and ignore.
+        related = RelatedIndex(paper_entity_map(graph))
+        keys = entity_name_keys(graph)
+        source = source_identity(gfile)
+        _atomic_write(self.path / SNAPSHOT_FILE, lambda fh: write_snapshot(graph, papers, related, keys, source, fh))
         self._papers = papers
+        self._snapshot = None
         self.set_graph(graph)
+        self._related, self._keys = related, keys
 
     def info(self) -> dict[str, Any]:
         f = self.path / GRAPH_FILE

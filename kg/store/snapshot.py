@@ -1,0 +1,267 @@
+"""A binary snapshot of the stored graph that a served store opens in seconds.
+
+``graph.jsonl`` is the store's portable record; loading it means building millions of Python dicts (about 20 s
+for the 83k-abstract arXiv graph). The snapshot, written beside it by every build, is laid out so that opening
+reads little: the node table is read at once (every read needs it), while each node's out- and in-edges are a
+separate ``marshal`` blob found through an offset table and decoded only when that node is visited, then kept
+in a bounded cache. Evidence sentences sit in one table, referred to by number, and are decoded with the
+edges that cite them. The related-papers index (the paper-entity incidence matrix) is stored too, so the first
+related-papers call does not rebuild it.
+
+Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, version, the source it mirrors,
+section offsets, counts), then the header's length (8 bytes, little-endian) and ``MAGIC`` again. The header
+names the ``graph.jsonl`` it was made from (its size and a digest of its first line, which lists every paper
+and the hash of its input); a snapshot that does not match is ignored and the graph is read from
+``graph.jsonl``. ``marshal`` builds only plain values (dicts, lists, strings, numbers), never arbitrary objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import mmap
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import networkx as nx
+import numpy as np
+
+from kg.errors import StoreError
+from kg.related import RelatedIndex
+
+SNAPSHOT_FILE = "graph.snapshot"
+MAGIC = b"KGSNAP\r\n"
+VERSION = 1
+_MARSHAL_VERSION = 4
+NODE_CHUNK = 20_000
+CACHE_EDGES = 400_000  # decoded adjacency kept in memory, counted in edges (a few hundred MB at most)
+
+
+def source_identity(jsonl: Path) -> dict[str, Any]:
+    """What a snapshot must match to stand for ``jsonl``: its size and a digest of its header line."""
+    with open(jsonl, "rb") as fh:
+        first = fh.readline()
+    return {"size": jsonl.stat().st_size, "header": hashlib.blake2b(first, digest_size=16).hexdigest()}
+
+
+def _rows(adj: Mapping[Any, Mapping[Any, Mapping[str, Any]]], sentence_id: dict[str, int]) -> list[tuple]:
+    rows = []
+    for other, keydict in sorted(adj.items()):
+        for key, d in sorted(keydict.items()):
+            if "sentence" in d:
+                d = {**d, "sent": sentence_id.setdefault(d["sentence"], len(sentence_id))}
+                del d["sentence"]
+            rows.append((other, key, d))
+    return rows
+
+
+def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: RelatedIndex,
+                   name_keys: Mapping[str, tuple[str, ...]], source: dict[str, Any], fh: BinaryIO) -> None:
+    """Write ``g`` as a snapshot to ``fh`` (see the module docstring for the layout)."""
+    pos = 0
+
+    def put(data: bytes) -> tuple[int, int]:
+        nonlocal pos
+        fh.write(data)
+        start, pos = pos, pos + len(data)
+        return start, len(data)
+
+    put(MAGIC)
+    ids = sorted(g.nodes)
+    sections: dict[str, tuple[int, int]] = {}
+    offsets = array("q", [0])
+    start = pos
+    for i in range(0, len(ids), NODE_CHUNK):  # in chunks: one blob for 500k nodes would double the peak memory
+        put(marshal.dumps([g._node[n] for n in ids[i : i + NODE_CHUNK]], _MARSHAL_VERSION))
+        offsets.append(pos - start)
+    sections["nodes"] = (start, pos - start)
+    sections["nodes_offsets"] = put(offsets.tobytes())
+    sentence_id: dict[str, int] = {}
+    edge_types: dict[str, int] = {}
+    for _, _, t in g.edges(data="type"):
+        edge_types[t] = edge_types.get(t, 0) + 1
+    for name, adj in (("out", g._succ), ("in", g._pred)):
+        offsets = array("q", [0])
+        start = pos
+        for n in ids:
+            put(marshal.dumps(_rows(adj[n], sentence_id), _MARSHAL_VERSION))
+            offsets.append(pos - start)
+        sections[name] = (start, pos - start)
+        sections[f"{name}_offsets"] = put(offsets.tobytes())
+    offsets = array("q", [0])
+    start = pos
+    for s in sentence_id:  # dicts keep insertion order: sentence i is the i-th key
+        put(s.encode())
+        offsets.append(pos - start)
+    sections["sentences"] = (start, pos - start)
+    sections["sentence_offsets"] = put(offsets.tobytes())
+    sections["related"] = put(marshal.dumps((related.papers, related.entities), _MARSHAL_VERSION))
+    sections["related_indptr"] = put(np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
+    sections["related_indices"] = put(np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
+    sections["name_keys"] = put(marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
+    header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source, "papers": dict(papers),
+                            "sections": sections, "nodes": len(ids), "edges": g.number_of_edges(),
+                            "edge_types": edge_types}, _MARSHAL_VERSION)
+    fh.write(header + len(header).to_bytes(8, "little") + MAGIC)
+
+
+class Snapshot:
+    """An open snapshot file (memory-mapped); ``graph()`` gives the graph it holds."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with open(path, "rb") as fh:
+            try:
+                self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # an empty file
+                raise StoreError(f"{path}: not a kg snapshot") from None
+        mm = self._mm
+        tail = len(MAGIC) + 8
+        if len(mm) < 2 * tail or mm[: len(MAGIC)] != MAGIC or mm[-len(MAGIC) :] != MAGIC:
+            raise StoreError(f"{path}: not a kg snapshot (or one cut short)")
+        hlen = int.from_bytes(mm[-tail : -len(MAGIC)], "little")
+        try:
+            header = marshal.loads(mm[len(mm) - tail - hlen : len(mm) - tail])
+        except (EOFError, ValueError, TypeError):
+            raise StoreError(f"{path}: damaged snapshot header") from None
+        if not isinstance(header, dict) or header.get("format") != "kg-snapshot":
+            raise StoreError(f"{path}: not a kg snapshot")
+        self.header = header
+        self.version = header.get("version")
+
+    def section(self, name: str) -> bytes:
+        start, length = self.header["sections"][name]
+        return self._mm[start : start + length]
+
+    def graph(self) -> FrozenGraph:
+        try:
+            return FrozenGraph(self)
+        except (EOFError, ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"{self.path}: damaged snapshot ({type(exc).__name__}); rebuild the store") from None
+
+    def name_keys(self) -> dict[str, tuple[str, ...]]:
+        """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities)."""
+        return marshal.loads(self.section("name_keys"))
+
+    def related_index(self) -> RelatedIndex:
+        papers, entities = marshal.loads(self.section("related"))
+        indptr = np.frombuffer(self.section("related_indptr"), dtype=np.int64)
+        indices = np.frombuffer(self.section("related_indices"), dtype=np.int32)
+        return RelatedIndex.from_csr(papers, entities, indptr, indices)
+
+
+class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
+    """node -> {neighbour: {key: edge attributes}}, decoded from the snapshot per node on first use."""
+
+    def __init__(self, snap: Snapshot, pos: dict[Any, int], name: str, sentence: Any, cache: _Cache) -> None:
+        self._mm = snap._mm
+        self._base = snap.header["sections"][name][0]
+        self._offsets = array("q", snap.section(f"{name}_offsets"))
+        self._pos = pos
+        self._sentence = sentence
+        self._cache = cache
+        self._name = name
+
+    def __getitem__(self, n: Any) -> dict[Any, dict[Any, dict[str, Any]]]:
+        i = self._pos[n]  # KeyError for an unknown node, as a dict would raise
+        key = (self._name, n)
+        adj = self._cache.get(key)
+        if adj is not None:
+            return adj
+        lo, hi = self._offsets[i], self._offsets[i + 1]
+        adj = {}
+        sentence = self._sentence
+        for other, k, d in marshal.loads(self._mm[self._base + lo : self._base + hi]):
+            if "sent" in d:
+                d["sentence"] = sentence(d.pop("sent"))
+            keydict = adj.get(other)
+            if keydict is None:
+                keydict = adj[other] = {}
+            keydict[k] = d
+        self._cache.put(key, adj, sum(len(kd) for kd in adj.values()))
+        return adj
+
+    def __contains__(self, n: object) -> bool:
+        return n in self._pos
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._pos)
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+
+class _Cache:
+    """A least-recently-used cache bounded by the number of edges it holds; safe across threads."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Any, value: Any, size: int) -> None:
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = (value, size)
+            self._size += size
+            while self._size > self.budget and len(self._items) > 1:
+                _, (_, s) = self._items.popitem(last=False)
+                self._size -= s
+
+
+class FrozenGraph(nx.MultiDiGraph):
+    """A read-only MultiDiGraph over a snapshot: all nodes in memory, each node's edges decoded when visited.
+
+    NetworkX's views (``out_edges``, ``in_edges``, ``successors``, ``has_edge``...) and kg's Cypher engine
+    read ``_node``, ``_succ`` and ``_pred``, which is all this class provides; mutating it raises.
+    """
+
+    def __init__(self, snap: Snapshot | None = None) -> None:
+        super().__init__()
+        if snap is None:  # networkx makes empty instances of a graph's class (copy, subgraph): a plain graph
+            return
+        self.snapshot = snap
+        self._node = {}
+        base = snap.header["sections"]["nodes"][0]
+        offsets = array("q", snap.section("nodes_offsets"))
+        for lo, hi in zip(offsets, offsets[1:], strict=False):
+            self._node.update((a["id"], a) for a in marshal.loads(snap._mm[base + lo : base + hi]))
+        pos = {n: i for i, n in enumerate(self._node)}
+        sent_base = snap.header["sections"]["sentences"][0]
+        sent_off = array("q", snap.section("sentence_offsets"))
+        mm = snap._mm
+
+        def sentence(i: int) -> str:
+            return mm[sent_base + sent_off[i] : sent_base + sent_off[i + 1]].decode()
+
+        cache = _Cache(CACHE_EDGES)
+        self._adj = _Adjacency(snap, pos, "out", sentence, cache)
+        self._pred = _Adjacency(snap, pos, "in", sentence, cache)
+        self._edge_count = snap.header["edges"]
+        self.edge_type_counts: dict[str, int] = dict(snap.header["edge_types"])
+        nx.freeze(self)
+
+    def number_of_edges(self, u: Any = None, v: Any = None) -> int:
+        if u is None and getattr(self, "snapshot", None) is not None:
+            return int(self._edge_count)
+        return super().number_of_edges(u, v)
+
+    def fresh_copy(self) -> nx.MultiDiGraph:
+        return nx.MultiDiGraph()
+
+    def to_directed_class(self) -> type:
+        return nx.MultiDiGraph

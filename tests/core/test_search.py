@@ -1,0 +1,98 @@
+"""Indexed search finds exactly what scanning every entity and paper finds, in the same order."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kg.canon import canonical_key
+from kg.graph import LABEL_TYPES
+from kg.models import SearchHit
+from kg.search import JoinedText, NameIndex
+
+
+def scan(store, q: str, limit: int = 20) -> list[SearchHit]:
+    """The search rules applied to every node: the reference the indexes must agree with."""
+    qk = canonical_key(q)
+    if not qk:
+        return []
+    g = store.graph
+    hits = []
+    for eid in store.entity_ids():
+        m = store._match_entity(eid, qk)
+        if m:
+            d = g.nodes[eid]
+            score = m[0] * (1.0 + 0.1 * math.log1p(d["paper_count"]))
+            hits.append(SearchHit(kind="entity", id=eid, name=d["name"], type=LABEL_TYPES[d["label"]],
+                                  score=round(score, 6), matched=m[1]))
+    terms = qk.split()
+    alias_hit = store._alias_index().get(qk)
+    for pid in store.by_label("Paper"):
+        d = g.nodes[pid]
+        title = canonical_key(d["title"])
+        in_title = sum(f" {t}" in f" {title}" for t in terms) / len(terms)
+        abstract = d["abstract"].casefold()
+        in_abs = sum(t in abstract for t in terms) / len(terms)
+        has_entity = alias_hit is not None and g.has_edge(pid, alias_hit)
+        score = 0.6 * in_title + 0.3 * in_abs + (0.3 if has_entity else 0.0)
+        if score >= 0.3:
+            hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=round(score, 6),
+                                  matched=d["title"]))
+    hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+    return hits[:limit]
+
+
+def queries(store) -> list[str]:
+    rng = random.Random(11)
+    g = store.graph
+    out = ["neural network", "gan", "graph", "transformer", "a", "llm", "GNN", "data set", "ImageNet", "deep deep",
+           "zzzz", "large language models", "attention mechanism", "resnet-50", "ab", "diffusion modle",
+           "reinforcement learing", "of the", "state-of-the-art", "(", "x"]
+    for e in rng.sample(store.entity_ids(), 120):
+        name = g.nodes[e]["name"]
+        out += [name, name[: max(1, len(name) // 2)], name[1:], name[:-1] + "q", name.upper()]
+    for p in rng.sample(store.by_label("Paper"), 25):
+        words = g.nodes[p]["abstract"].split()
+        i = rng.randrange(max(1, len(words) - 3))
+        out.append(" ".join(words[i : i + rng.randint(1, 3)]))
+    return out
+
+
+def test_indexed_search_equals_a_full_scan(seeds_store) -> None:
+    for q in queries(seeds_store):
+        for limit in (20, 3):
+            assert seeds_store.search(q, limit=limit) == scan(seeds_store, q, limit), (q, limit)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet="abcdeilmnorst -.()", min_size=1, max_size=14))
+def test_any_query_equals_a_full_scan(seeds_store, q: str) -> None:
+    assert seeds_store.search(q, limit=10) == scan(seeds_store, q, 10)
+
+
+def test_name_index_keeps_every_fuzzy_match() -> None:
+    """The bigram bound never drops a name difflib would accept."""
+    import difflib
+
+    rng = random.Random(5)
+    alphabet = "abcdefgh "
+    names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))).strip() or "a" for _ in range(3000)]
+    index = NameIndex([[n] for n in names])
+    for _ in range(300):
+        q = "".join(rng.choice(alphabet) for _ in range(rng.randint(4, 10))).strip()
+        if len(q) < 4:
+            continue
+        want = {i for i, n in enumerate(names)
+                if abs(len(n) - len(q)) <= 3 and difflib.SequenceMatcher(None, q, n).ratio() >= 0.8}
+        assert want <= index.candidates(q), q
+
+
+@pytest.mark.parametrize("needle,rows", [("net", [0, 2]), ("work", [0]), ("zz", []), ("n", [0, 1, 2]),
+                                         (" n", [0, 1]), ("s.", [0]), ("", [])])
+def test_joined_text_finds_the_strings_holding_a_substring(needle: str, rows: list[int]) -> None:
+    t = JoinedText(["neural networks.", "graph nodes", "resnet"], prefix=" ")
+    assert t.rows_containing(needle).tolist() == rows
