@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from kg.cli.stores import StoreOptions, open_store, store_options
+
+if TYPE_CHECKING:
+    from kg.store.base import Store
 
 
 @click.command()
@@ -22,6 +27,8 @@ from kg.cli.stores import StoreOptions, open_store, store_options
 def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float, log_level: str,
           token: str | None) -> None:
     """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
+    import threading
+
     import uvicorn  # imported here so other commands start fast
 
     from api.main import create_app
@@ -34,6 +41,15 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
     with open_store(store_opts) as store:
         app = create_app(settings, store=store)
+        # Requests are answered at once; the lazily built indexes are made meanwhile (seconds at 83k papers).
+        threading.Thread(target=_warm, args=(store,), name="kg-warm", daemon=True).start()
         click.echo(f"kg: serving {store_opts.label()} on http://{host}:{port} (docs at /docs"
                    f"{'; token required' if token else ''}); Ctrl-C to stop", err=True)
         uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def _warm(store: Store) -> None:
+    try:
+        store.warm()
+    except Exception as exc:  # noqa: BLE001 - the server goes on; the index is built again on first use
+        click.echo(f"kg: warning: building the search and related-paper indexes failed: {exc}", err=True)
