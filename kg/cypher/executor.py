@@ -75,16 +75,24 @@ def _procedure_values(ctx: Context, proc: str) -> list[Any]:
             ctx.tick()
             found.add(attrs.get(LABEL_ATTR))
     elif proc == "db.relationshiptypes":
-        for _, _, attrs in graph.edges(data=True):
-            ctx.tick()
-            found.add(attrs.get(TYPE_ATTR))
+        known = getattr(graph, "edge_type_counts", None)  # a snapshot-backed graph knows without a scan
+        if known is not None:
+            found.update(known)
+        else:
+            for _, _, attrs in graph.edges(data=True):
+                ctx.tick()
+                found.add(attrs.get(TYPE_ATTR))
     else:
         for attrs in graph._node.values():
             ctx.tick()
             found.update(k for k in attrs if k != LABEL_ATTR)
-        for _, _, attrs in graph.edges(data=True):
-            ctx.tick()
-            found.update(k for k in attrs if k != TYPE_ATTR)
+        known = getattr(graph, "edge_property_keys", None)
+        if known is not None:
+            found.update(k for k in known if k != TYPE_ATTR)
+        else:
+            for _, _, attrs in graph.edges(data=True):
+                ctx.tick()
+                found.update(k for k in attrs if k != TYPE_ATTR)
     found.discard(None)
     return sorted(found, key=str)
 

@@ -82,8 +82,10 @@ def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: Relat
     sections["nodes_offsets"] = put(offsets.tobytes())
     sentence_id: dict[str, int] = {}
     edge_types: dict[str, int] = {}
-    for _, _, t in g.edges(data="type"):
-        edge_types[t] = edge_types.get(t, 0) + 1
+    edge_keys: set[str] = set()
+    for _, _, d in g.edges(data=True):
+        edge_types[d["type"]] = edge_types.get(d["type"], 0) + 1
+        edge_keys.update(d)
     for name, adj in (("out", g._succ), ("in", g._pred)):
         offsets = array("q", [0])
         start = pos
@@ -105,7 +107,7 @@ def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: Relat
     sections["name_keys"] = put(marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
     header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source, "papers": dict(papers),
                             "sections": sections, "nodes": len(ids), "edges": g.number_of_edges(),
-                            "edge_types": edge_types}, _MARSHAL_VERSION)
+                            "edge_types": edge_types, "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
     fh.write(header + len(header).to_bytes(8, "little") + MAGIC)
 
 
@@ -252,7 +254,10 @@ class FrozenGraph(nx.MultiDiGraph):
         self._adj = _Adjacency(snap, pos, "out", sentence, cache)
         self._pred = _Adjacency(snap, pos, "in", sentence, cache)
         self._edge_count = snap.header["edges"]
+        # What a full edge scan would find, known without decoding every edge (Cypher's db.* procedures).
         self.edge_type_counts: dict[str, int] = dict(snap.header["edge_types"])
+        keys = snap.header.get("edge_keys")
+        self.edge_property_keys: list[str] | None = None if keys is None else list(keys)
         nx.freeze(self)
 
     def number_of_edges(self, u: Any = None, v: Any = None) -> int:
