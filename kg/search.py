@@ -20,12 +20,36 @@ narrow the candidates and never drop one the rules would score:
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 _SEP = "\x00"
+
+
+class _RowCache:
+    """Recent lookups (needle -> row positions), bounded by the rows held: common words recur across queries,
+    and one common word can match most of 83k papers."""
+
+    def __init__(self, max_rows: int = 4_000_000) -> None:
+        self.max_rows = max_rows
+        self._items: dict[str, np.ndarray] = {}
+        self._rows = 0
+        self._lock = threading.Lock()  # requests search from several threads
+
+    def get(self, key: str) -> np.ndarray | None:
+        return self._items.get(key)
+
+    def put(self, key: str, rows: np.ndarray) -> np.ndarray:
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = rows
+                self._rows += len(rows)
+                while self._rows > self.max_rows and len(self._items) > 1:
+                    self._rows -= len(self._items.pop(next(iter(self._items))))
+        return rows
 
 
 class JoinedText:
@@ -44,18 +68,14 @@ class JoinedText:
         for b in parts:
             self.starts.append(at)
             at += len(b) + 1
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache = _RowCache()
 
     def rows_containing(self, needle: str) -> np.ndarray:
         """Ascending positions of the strings that contain ``needle``."""
         if not needle or _SEP in needle:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int32)
         hit = self._cache.get(needle)
-        if hit is None:
-            hit = self._cache[needle] = self._scan(needle.encode())
-            if len(self._cache) > 4096:  # common words recur across queries; keep the most recent
-                del self._cache[next(iter(self._cache))]
-        return hit
+        return hit if hit is not None else self._cache.put(needle, self._scan(needle.encode()))
 
     def _scan(self, needle: bytes) -> np.ndarray:
         # Find the first occurrence, then jump to the next string: the loop runs once per matching string,
@@ -70,7 +90,7 @@ class JoinedText:
             if row + 1 >= n:
                 break
             at = find(needle, starts[row + 1])
-        return np.asarray(rows, dtype=np.int64)
+        return np.asarray(rows, dtype=np.int32)
 
 
 class TokenIndex:
@@ -95,7 +115,7 @@ class TokenIndex:
         self.indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(tok, minlength=len(vocab)), out=self.indptr[1:])
         self.words = JoinedText(list(vocab))
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache = _RowCache()
 
     def rows_containing(self, needle: str) -> np.ndarray:
         """Ascending positions of the strings that contain ``needle`` (which has no whitespace)."""
@@ -103,10 +123,7 @@ class TokenIndex:
         if hit is None:
             words = self.words.rows_containing(needle)
             parts = [self.postings[self.indptr[w] : self.indptr[w + 1]] for w in words.tolist()]
-            hit = np.unique(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
-            self._cache[needle] = hit
-            if len(self._cache) > 4096:
-                del self._cache[next(iter(self._cache))]
+            hit = self._cache.put(needle, np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int32))
         return hit
 
 

@@ -241,7 +241,10 @@ class NxReads(Store):
         ids = self.by_label(ENTITY_LABELS[type]) if type is not None else self.entity_ids()
         if q:
             qk = canonical_key(q)
-            ids = [e for e in ids if self._match_entity(e, qk)]
+            ents, names, _, _ = self._search_indexes()
+            of_type = set(ids) if type is not None else None
+            ids = [e for e in (ents[i] for i in names.candidates(qk))
+                   if (of_type is None or e in of_type) and self._match_entity(e, qk)]
         nodes = self.graph.nodes
         ids = sorted(ids, key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
         return Page[EntitySummary](total=len(ids), limit=limit, offset=offset,

@@ -264,9 +264,3 @@ class FrozenGraph(nx.MultiDiGraph):
         if u is None and getattr(self, "snapshot", None) is not None:
             return int(self._edge_count)
         return super().number_of_edges(u, v)
-
-    def fresh_copy(self) -> nx.MultiDiGraph:
-        return nx.MultiDiGraph()
-
-    def to_directed_class(self) -> type:
-        return nx.MultiDiGraph

@@ -96,3 +96,12 @@ def test_name_index_keeps_every_fuzzy_match() -> None:
 def test_joined_text_finds_the_strings_holding_a_substring(needle: str, rows: list[int]) -> None:
     t = JoinedText(["neural networks.", "graph nodes", "resnet"], prefix=" ")
     assert t.rows_containing(needle).tolist() == rows
+
+
+def test_entity_listing_by_name_equals_a_full_scan(seeds_store) -> None:
+    for q in queries(seeds_store)[::7]:
+        for type in (None, "method", "task"):
+            got = seeds_store.list_entities(q=q, type=type, limit=1000)
+            ids = seeds_store.by_label({"method": "Method", "task": "Task"}[type]) if type else seeds_store.entity_ids()
+            want = [e for e in ids if seeds_store._match_entity(e, canonical_key(q))]
+            assert sorted(e.id for e in got.items) == sorted(want) and got.total == len(want), (q, type)
