@@ -159,7 +159,7 @@ def main() -> None:
         ("kg build, end to end", f"{wall:,.1f} s  ({n / wall:,.1f} abstracts/s; "
                                  f"derive {summary['derive_seconds']:.1f} s, save {summary['save_seconds']:.1f} s)"),
         ("peak RSS (largest process)", f"{peak_mb:,.0f} MB"),
-        ("served store", (f"{args.serve_store}: " if args.serve_store else "the slice's: ")
+        ("served store", (f"{args.serve_store}: " if args.serve_store else "the one just built: ")
          + f"{served_stats['papers']:,} papers, {served_stats['entities']:,} entities, "
            f"{served_stats['edges']:,} edges"),
         ("store on disk", f"{sum(files.values()):,.1f} MB ("

@@ -33,8 +33,8 @@ class _RowCache:
     """Recent lookups (needle -> row positions), bounded by the rows held: common words recur across queries,
     and one common word can match most of 83k papers."""
 
-    def __init__(self, max_rows: int = 4_000_000) -> None:
-        self.max_rows = max_rows
+    def __init__(self, max_rows: int = 4_000_000, max_entries: int = 20_000) -> None:
+        self.max_rows, self.max_entries = max_rows, max_entries
         self._items: dict[str, np.ndarray] = {}
         self._rows = 0
         self._lock = threading.Lock()  # requests search from several threads
@@ -47,7 +47,7 @@ class _RowCache:
             if key not in self._items:
                 self._items[key] = rows
                 self._rows += len(rows)
-                while self._rows > self.max_rows and len(self._items) > 1:
+                while len(self._items) > 1 and (self._rows > self.max_rows or len(self._items) > self.max_entries):
                     self._rows -= len(self._items.pop(next(iter(self._items))))
         return rows
 
@@ -139,6 +139,7 @@ class NameIndex:
                 owner.append(e)
         self.owner = np.asarray(owner, dtype=np.int64)
         self.lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
+        self.max_length = int(self.lengths.max()) if len(keys) else 0
         self.joined = JoinedText(keys, prefix=" ")
         # Bigram codes of every name, from the code points of all names joined: pairs inside one name only.
         text = _SEP.join(" " + k for k in keys)
@@ -148,7 +149,7 @@ class NameIndex:
         sep = ord(_SEP)
         pair = codes[:-1] * 0x110000 + codes[1:]
         ok = (codes[:-1] != sep) & (codes[1:] != sep)
-        ok[starts] = False  # the " " prefix is not part of the name
+        ok[starts[starts < len(ok)]] = False  # the " " prefix is not part of the name (an empty last name: none)
         at = np.nonzero(ok)[0]
         key_of = np.searchsorted(starts, at, side="right") - 1
         order = np.argsort(pair[at], kind="stable")
@@ -158,6 +159,8 @@ class NameIndex:
     def _gram_counts(self, q: str) -> np.ndarray:
         """For each name, the bigrams it shares with ``q``, counted as a multiset intersection."""
         counts = np.zeros(len(self.lengths), dtype=np.int64)
+        if len(q) > self.max_length + 3:  # no name is near enough in length to match fuzzily
+            return counts
         for g, cq in Counter(q[i : i + 2] for i in range(len(q) - 1)).items():
             code = ord(g[0]) * 0x110000 + ord(g[1])
             lo, hi = np.searchsorted(self.gram_codes, [code, code + 1])

@@ -141,7 +141,12 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename or unlink in ``path`` durable."""
+    dir_fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
@@ -195,6 +200,7 @@ class EmbeddedStore(NxReads):
 
     def _read_graph(self) -> nx.MultiDiGraph:
         gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
+        why = f"there is no {SNAPSHOT_FILE} (a store built by an older kg)"
         if sfile.exists():
             try:
                 snap = Snapshot(sfile)
@@ -204,10 +210,12 @@ class EmbeddedStore(NxReads):
                     self._snapshot = snap
                     self.loaded_from = "snapshot"
                     return graph
-            except StoreError:
-                pass
-            print(f"kg: {sfile} does not match {GRAPH_FILE}; reading {GRAPH_FILE} instead (slower). "
-                  f"The next `kg build` into this store writes a fresh snapshot.", file=sys.stderr)
+                why = f"{sfile} does not match {GRAPH_FILE}"
+            except (StoreError, OSError, KeyError, TypeError, ValueError) as exc:  # graph.jsonl is the record
+                why = str(exc) if isinstance(exc, StoreError) else f"{sfile} cannot be read ({exc})"
+        if self._papers:
+            print(f"kg: {why}; reading {GRAPH_FILE} instead (slower). The next `kg build` into this store writes "
+                  f"a fresh snapshot.", file=sys.stderr)
         with open(gfile, "rb") as fh:
             graph, self._papers = read_graph(fh, str(gfile))
         self.loaded_from = GRAPH_FILE
@@ -253,15 +261,18 @@ class EmbeddedStore(NxReads):
             raise StoreError(f"{self.path}: store opened read-only")
         papers = (dict(inputs.hashes) if isinstance(inputs, CachedInputs)
                   else {pid: record_hash(p.record) for pid, p in inputs.items()})
-        gfile = self.path / GRAPH_FILE
+        gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
+        # The old snapshot goes first: a crash after graph.jsonl is replaced must not leave a snapshot of the
+        # previous graph (one of the same size, over the same papers, could pass for the new one).
+        if sfile.exists():
+            sfile.unlink()
+            _fsync_dir(self.path)
         _atomic_write(gfile, lambda fh: write_graph(graph, papers, fh))
         (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
-        # The snapshot follows: a crash between the two leaves a snapshot that no longer matches graph.jsonl,
-        # which readers notice and ignore.
         related = RelatedIndex(paper_entity_map(graph))
         keys = entity_name_keys(graph)
         source = source_identity(gfile)
-        _atomic_write(self.path / SNAPSHOT_FILE, lambda fh: write_snapshot(graph, papers, related, keys, source, fh))
+        _atomic_write(sfile, lambda fh: write_snapshot(graph, papers, related, keys, source, fh))
         self._papers = papers
         self._snapshot = None
         self.set_graph(graph)

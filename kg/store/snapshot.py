@@ -1,6 +1,6 @@
 """A binary snapshot of the stored graph that a served store opens in seconds.
 
-``graph.jsonl`` is the store's portable record; loading it means building millions of Python dicts (about 20 s
+``graph.jsonl`` is the store's portable record; loading it means building millions of Python dicts (about 40 s
 for the 83k-abstract arXiv graph). The snapshot, written beside it by every build, is laid out so that opening
 reads little: the node table is read at once (every read needs it), while each node's out- and in-edges are a
 separate ``marshal`` blob found through an offset table and decoded only when that node is visited, then kept
@@ -12,7 +12,9 @@ Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, ver
 section offsets, counts), then the header's length (8 bytes, little-endian) and ``MAGIC`` again. The header
 names the ``graph.jsonl`` it was made from (its size and a digest of its first line, which lists every paper
 and the hash of its input); a snapshot that does not match is ignored and the graph is read from
-``graph.jsonl``. ``marshal`` builds only plain values (dicts, lists, strings, numbers), never arbitrary objects.
+``graph.jsonl``. Every section carries a CRC-32 (each edge blob its own, checked when it is decoded), so damage is
+reported as such rather than decoded into wrong answers. ``marshal`` never runs code, and kg only stores plain
+values in it (dicts, lists, strings, numbers).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import hashlib
 import marshal
 import mmap
 import threading
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -35,7 +38,7 @@ from kg.related import RelatedIndex
 
 SNAPSHOT_FILE = "graph.snapshot"
 MAGIC = b"KGSNAP\r\n"
-VERSION = 1
+VERSION = 2
 _MARSHAL_VERSION = 4
 NODE_CHUNK = 20_000
 CACHE_EDGES = 400_000  # decoded adjacency kept in memory, counted in edges (a few hundred MB at most)
@@ -63,23 +66,42 @@ def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: Relat
                    name_keys: Mapping[str, tuple[str, ...]], source: dict[str, Any], fh: BinaryIO) -> None:
     """Write ``g`` as a snapshot to ``fh`` (see the module docstring for the layout)."""
     pos = 0
+    sections: dict[str, tuple[int, int]] = {}
+    checksums: dict[str, int] = {}
+    current: list[Any] = []  # [name, start, crc] of the section being written
 
-    def put(data: bytes) -> tuple[int, int]:
+    def begin(name: str) -> None:
+        current[:] = [name, pos, 0]
+
+    def add(data: bytes) -> int:
+        """Write ``data`` into the current section; returns its crc32."""
         nonlocal pos
         fh.write(data)
-        start, pos = pos, pos + len(data)
-        return start, len(data)
+        pos += len(data)
+        crc = zlib.crc32(data)
+        current[2] = zlib.crc32(data, current[2])
+        return crc
 
-    put(MAGIC)
+    def end() -> None:
+        name, start, crc = current
+        sections[name] = (start, pos - start)
+        checksums[name] = crc
+
+    def section(name: str, data: bytes) -> None:
+        begin(name)
+        add(data)
+        end()
+
+    fh.write(MAGIC)
+    pos = len(MAGIC)
     ids = sorted(g.nodes)
-    sections: dict[str, tuple[int, int]] = {}
     offsets = array("q", [0])
-    start = pos
+    begin("nodes")
     for i in range(0, len(ids), NODE_CHUNK):  # in chunks: one blob for 500k nodes would double the peak memory
-        put(marshal.dumps([g._node[n] for n in ids[i : i + NODE_CHUNK]], _MARSHAL_VERSION))
-        offsets.append(pos - start)
-    sections["nodes"] = (start, pos - start)
-    sections["nodes_offsets"] = put(offsets.tobytes())
+        add(marshal.dumps([g._node[n] for n in ids[i : i + NODE_CHUNK]], _MARSHAL_VERSION))
+        offsets.append(pos - current[1])
+    end()
+    section("nodes_offsets", offsets.tobytes())
     sentence_id: dict[str, int] = {}
     edge_types: dict[str, int] = {}
     edge_keys: set[str] = set()
@@ -88,26 +110,30 @@ def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: Relat
         edge_keys.update(d)
     for name, adj in (("out", g._succ), ("in", g._pred)):
         offsets = array("q", [0])
-        start = pos
+        crcs = array("I")
+        begin(name)
         for n in ids:
-            put(marshal.dumps(_rows(adj[n], sentence_id), _MARSHAL_VERSION))
-            offsets.append(pos - start)
-        sections[name] = (start, pos - start)
-        sections[f"{name}_offsets"] = put(offsets.tobytes())
+            crcs.append(add(marshal.dumps(_rows(adj[n], sentence_id), _MARSHAL_VERSION)))
+            offsets.append(pos - current[1])
+        end()
+        checksums.pop(name)  # each blob has its own checksum, verified when it is decoded
+        section(f"{name}_offsets", offsets.tobytes())
+        section(f"{name}_crc", crcs.tobytes())
     offsets = array("q", [0])
-    start = pos
+    begin("sentences")
     for s in sentence_id:  # dicts keep insertion order: sentence i is the i-th key
-        put(s.encode())
-        offsets.append(pos - start)
-    sections["sentences"] = (start, pos - start)
-    sections["sentence_offsets"] = put(offsets.tobytes())
-    sections["related"] = put(marshal.dumps((related.papers, related.entities), _MARSHAL_VERSION))
-    sections["related_indptr"] = put(np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
-    sections["related_indices"] = put(np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
-    sections["name_keys"] = put(marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
+        add(s.encode())
+        offsets.append(pos - current[1])
+    end()
+    section("sentence_offsets", offsets.tobytes())
+    section("related", marshal.dumps((related.papers, related.entities), _MARSHAL_VERSION))
+    section("related_indptr", np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
+    section("related_indices", np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
+    section("name_keys", marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
     header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source, "papers": dict(papers),
-                            "sections": sections, "nodes": len(ids), "edges": g.number_of_edges(),
-                            "edge_types": edge_types, "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
+                            "sections": sections, "checksums": checksums, "nodes": len(ids),
+                            "edges": g.number_of_edges(), "edge_types": edge_types,
+                            "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
     fh.write(header + len(header).to_bytes(8, "little") + MAGIC)
 
 
@@ -134,6 +160,20 @@ class Snapshot:
             raise StoreError(f"{path}: not a kg snapshot")
         self.header = header
         self.version = header.get("version")
+        if self.version == VERSION:
+            self._verify()
+
+    def _verify(self) -> None:
+        """Check every section but the edge blobs (each checked when decoded): a fraction of a second."""
+        try:
+            for name, want in self.header["checksums"].items():
+                start, length = self.header["sections"][name]
+                with memoryview(self._mm)[start : start + length] as view:
+                    ok = zlib.crc32(view) == want and len(view) == length
+                if not ok:
+                    raise StoreError(f"{self.path}: damaged snapshot (section {name}); rebuild the store")
+        except (KeyError, TypeError, ValueError):
+            raise StoreError(f"{self.path}: damaged snapshot header; rebuild the store") from None
 
     def section(self, name: str) -> bytes:
         start, length = self.header["sections"][name]
@@ -163,6 +203,8 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
         self._mm = snap._mm
         self._base = snap.header["sections"][name][0]
         self._offsets = array("q", snap.section(f"{name}_offsets"))
+        self._crc = array("I", snap.section(f"{name}_crc"))
+        self._path = snap.path
         self._pos = pos
         self._sentence = sentence
         self._cache = cache
@@ -175,16 +217,23 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
         if adj is not None:
             return adj
         lo, hi = self._offsets[i], self._offsets[i + 1]
+        blob = self._mm[self._base + lo : self._base + hi]
         adj = {}
         sentence = self._sentence
-        for other, k, d in marshal.loads(self._mm[self._base + lo : self._base + hi]):
-            if "sent" in d:
-                d["sentence"] = sentence(d.pop("sent"))
-            keydict = adj.get(other)
-            if keydict is None:
-                keydict = adj[other] = {}
-            keydict[k] = d
-        self._cache.put(key, adj, sum(len(kd) for kd in adj.values()))
+        try:
+            if zlib.crc32(blob) != self._crc[i]:
+                raise ValueError("checksum")
+            for other, k, d in marshal.loads(blob):
+                if "sent" in d:
+                    d["sentence"] = sentence(d.pop("sent"))
+                keydict = adj.get(other)
+                if keydict is None:
+                    keydict = adj[other] = {}
+                keydict[k] = d
+        except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError):
+            raise StoreError(f"{self._path}: damaged snapshot (edges of node {n!r}); rebuild the store") from None
+        # An empty adjacency still costs an entry: count at least one edge so the budget bounds the entries too.
+        self._cache.put(key, adj, max(1, sum(len(kd) for kd in adj.values())))
         return adj
 
     def __contains__(self, n: object) -> bool:
