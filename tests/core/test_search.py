@@ -105,3 +105,22 @@ def test_entity_listing_by_name_equals_a_full_scan(seeds_store) -> None:
             ids = seeds_store.by_label({"method": "Method", "task": "Task"}[type]) if type else seeds_store.entity_ids()
             want = [e for e in ids if seeds_store._match_entity(e, canonical_key(q))]
             assert sorted(e.id for e in got.items) == sorted(want) and got.total == len(want), (q, type)
+
+
+def test_warm_builds_every_lazy_index_once(seeds_store_dir) -> None:
+    """`kg serve` calls warm() in a background thread: afterwards no request builds an index."""
+    import threading
+
+    from kg.store.embedded import EmbeddedStore
+
+    store = EmbeddedStore(seeds_store_dir)
+    before = store.search("neural network")
+    store._search = store._alias = store._related = None
+    worker = threading.Thread(target=store.warm)
+    worker.start()
+    during = store.search("neural network")  # answered while the indexes are being built
+    worker.join()
+    indexes = (store._search, store._alias, store._related)
+    assert all(x is not None for x in indexes)
+    assert store.search("neural network") == during == before
+    assert (store._search, store._alias, store._related) == indexes
