@@ -5,8 +5,8 @@ for the 83k-abstract arXiv graph). The snapshot, written beside it by every buil
 reads little: the node table is read at once (every read needs it), while each node's out- and in-edges are a
 separate ``marshal`` blob found through an offset table and decoded only when that node is visited, then kept
 in a bounded cache. Evidence sentences sit in one table, referred to by number, and are decoded with the
-edges that cite them. The related-papers index (the paper-entity incidence matrix) is stored too, so the first
-related-papers call does not rebuild it.
+edges that cite them. The related-papers index (the paper-entity incidence matrix) and every entity's canonical
+name keys are stored too, so a served store does not recompute them.
 
 Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, version, the source it mirrors,
 section offsets, counts), then the header's length (8 bytes, little-endian) and ``MAGIC`` again. The header
