@@ -61,7 +61,7 @@ class JoinedText:
     """
 
     def __init__(self, texts: Sequence[str], prefix: str = "") -> None:
-        parts = [(prefix + t.replace(_SEP, " ")).encode() for t in texts]
+        parts = [(prefix + t.replace(_SEP, " ")).encode("utf-8", "surrogatepass") for t in texts]
         self.text = _SEP.encode().join(parts)
         self.starts: list[int] = []
         at = 0
@@ -75,7 +75,7 @@ class JoinedText:
         if not needle or _SEP in needle:
             return np.zeros(0, dtype=np.int32)
         hit = self._cache.get(needle)
-        return hit if hit is not None else self._cache.put(needle, self._scan(needle.encode()))
+        return hit if hit is not None else self._cache.put(needle, self._scan(needle.encode("utf-8", "surrogatepass")))
 
     def _scan(self, needle: bytes) -> np.ndarray:
         # Find the first occurrence, then jump to the next string: the loop runs once per matching string,
@@ -145,7 +145,7 @@ class NameIndex:
         text = _SEP.join(" " + k for k in keys)
         starts = np.zeros(len(keys), dtype=np.int64)
         np.cumsum(self.lengths[:-1] + 2, out=starts[1:])
-        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
         sep = ord(_SEP)
         pair = codes[:-1] * 0x110000 + codes[1:]
         ok = (codes[:-1] != sep) & (codes[1:] != sep)

@@ -124,3 +124,8 @@ def test_warm_builds_every_lazy_index_once(seeds_store_dir) -> None:
     assert all(x is not None for x in indexes)
     assert store.search("neural network") == during == before
     assert (store._search, store._alias, store._related) == indexes
+
+
+def test_a_query_with_a_lone_surrogate_is_answered(seeds_store) -> None:
+    """Python callers can pass any str; the byte-level indexes must not fail on one that is not valid UTF-8."""
+    assert seeds_store.search("neural \ud800network") == scan(seeds_store, "neural \ud800network")
