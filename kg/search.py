@@ -20,36 +20,17 @@ narrow the candidates and never drop one the rules would score:
 from __future__ import annotations
 
 import bisect
-import threading
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
+from kg.lru import LRUCache
+
 _SEP = "\x00"
-
-
-class _RowCache:
-    """Recent lookups (needle -> row positions), bounded by the rows held: common words recur across queries,
-    and one common word can match most of 83k papers."""
-
-    def __init__(self, max_rows: int = 4_000_000, max_entries: int = 20_000) -> None:
-        self.max_rows, self.max_entries = max_rows, max_entries
-        self._items: dict[str, np.ndarray] = {}
-        self._rows = 0
-        self._lock = threading.Lock()  # requests search from several threads
-
-    def get(self, key: str) -> np.ndarray | None:
-        return self._items.get(key)
-
-    def put(self, key: str, rows: np.ndarray) -> np.ndarray:
-        with self._lock:
-            if key not in self._items:
-                self._items[key] = rows
-                self._rows += len(rows)
-                while len(self._items) > 1 and (self._rows > self.max_rows or len(self._items) > self.max_entries):
-                    self._rows -= len(self._items.pop(next(iter(self._items))))
-        return rows
+# Recent lookups (needle -> row positions) kept per index, counted in rows: common words recur across queries,
+# and one common word can match most of 83k papers.
+ROW_BUDGET = 4_000_000
 
 
 class JoinedText:
@@ -68,14 +49,17 @@ class JoinedText:
         for b in parts:
             self.starts.append(at)
             at += len(b) + 1
-        self._cache = _RowCache()
+        self._cache = LRUCache(ROW_BUDGET)
 
     def rows_containing(self, needle: str) -> np.ndarray:
         """Ascending positions of the strings that contain ``needle``."""
         if not needle or _SEP in needle:
             return np.zeros(0, dtype=np.int32)
         hit = self._cache.get(needle)
-        return hit if hit is not None else self._cache.put(needle, self._scan(needle.encode("utf-8", "surrogatepass")))
+        if hit is None:
+            rows = self._scan(needle.encode("utf-8", "surrogatepass"))
+            hit = self._cache.put(needle, rows, len(rows))
+        return hit
 
     def _scan(self, needle: bytes) -> np.ndarray:
         # Find the first occurrence, then jump to the next string: the loop runs once per matching string,
@@ -115,7 +99,7 @@ class TokenIndex:
         self.indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(tok, minlength=len(vocab)), out=self.indptr[1:])
         self.words = JoinedText(list(vocab))
-        self._cache = _RowCache()
+        self._cache = LRUCache(ROW_BUDGET)
 
     def rows_containing(self, needle: str) -> np.ndarray:
         """Ascending positions of the strings that contain ``needle`` (which has no whitespace)."""
@@ -123,7 +107,8 @@ class TokenIndex:
         if hit is None:
             words = self.words.rows_containing(needle)
             parts = [self.postings[self.indptr[w] : self.indptr[w + 1]] for w in words.tolist()]
-            hit = self._cache.put(needle, np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int32))
+            rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int32)
+            hit = self._cache.put(needle, rows, len(rows))
         return hit
 
 

@@ -60,9 +60,6 @@ def write_graph(g: nx.MultiDiGraph, papers: Mapping[str, str], fh: BinaryIO) -> 
 def read_graph(fh: BinaryIO, where: str) -> tuple[nx.MultiDiGraph, dict[str, str]]:
     """Load a graph written by ``write_graph``, one line at a time."""
     header = _header(fh.readline(), where)
-    if header.get("version") != FORMAT_VERSION:
-        raise StoreError(f"{where}: graph format version {header.get('version')} is not supported by this kg; "
-                         f"rebuild the store")
     g = nx.MultiDiGraph()
     node, succ, pred = g._node, g._succ, g._pred  # bulk load: the public add_* calls copy every dict
     sentences: dict[str, list[str]] = {}
@@ -98,11 +95,7 @@ def read_graph(fh: BinaryIO, where: str) -> tuple[nx.MultiDiGraph, dict[str, str
 def read_papers(path: Path) -> dict[str, str]:
     """The stored papers (id -> input hash) from the first line of ``graph.jsonl``, without reading the graph."""
     with open(path, "rb") as fh:
-        header = _header(fh.readline(), str(path))
-    if header.get("version") != FORMAT_VERSION:
-        raise StoreError(f"{path}: graph format version {header.get('version')} is not supported by this kg; "
-                         f"rebuild the store")
-    return dict(header["papers"])
+        return dict(_header(fh.readline(), str(path))["papers"])
 
 
 def _header(line: bytes, where: str) -> dict[str, Any]:
@@ -112,6 +105,9 @@ def _header(line: bytes, where: str) -> dict[str, Any]:
         obj = None
     if not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("papers"), dict):
         raise StoreError(f"{where}: not a kg graph file")
+    if obj.get("version") != FORMAT_VERSION:
+        raise StoreError(f"{where}: graph format version {obj.get('version')} is not supported by this kg; "
+                         f"rebuild the store")
     return obj
 
 
@@ -206,7 +202,6 @@ class EmbeddedStore(NxReads):
                 snap = Snapshot(sfile)
                 if snap.version == SNAPSHOT_VERSION and snap.header.get("source") == source_identity(gfile):
                     graph = snap.graph()
-                    self._papers = dict(snap.header["papers"])
                     self._snapshot = snap
                     self.loaded_from = "snapshot"
                     return graph
@@ -272,7 +267,7 @@ class EmbeddedStore(NxReads):
         related = RelatedIndex(paper_entity_map(graph))
         keys = entity_name_keys(graph)
         source = source_identity(gfile)
-        _atomic_write(sfile, lambda fh: write_snapshot(graph, papers, related, keys, source, fh))
+        _atomic_write(sfile, lambda fh: write_snapshot(graph, related, keys, source, fh))
         self._papers = papers
         self._snapshot = None
         self.set_graph(graph)

@@ -22,10 +22,8 @@ from __future__ import annotations
 import hashlib
 import marshal
 import mmap
-import threading
 import zlib
 from array import array
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,6 +32,7 @@ import networkx as nx
 import numpy as np
 
 from kg.errors import StoreError
+from kg.lru import LRUCache
 from kg.related import RelatedIndex
 
 SNAPSHOT_FILE = "graph.snapshot"
@@ -62,7 +61,7 @@ def _rows(adj: Mapping[Any, Mapping[Any, Mapping[str, Any]]], sentence_id: dict[
     return rows
 
 
-def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: RelatedIndex,
+def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex,
                    name_keys: Mapping[str, tuple[str, ...]], source: dict[str, Any], fh: BinaryIO) -> None:
     """Write ``g`` as a snapshot to ``fh`` (see the module docstring for the layout)."""
     pos = 0
@@ -130,7 +129,7 @@ def write_snapshot(g: nx.MultiDiGraph, papers: Mapping[str, str], related: Relat
     section("related_indptr", np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
     section("related_indices", np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
     section("name_keys", marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
-    header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source, "papers": dict(papers),
+    header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source,
                             "sections": sections, "checksums": checksums, "nodes": len(ids),
                             "edges": g.number_of_edges(), "edge_types": edge_types,
                             "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
@@ -199,7 +198,7 @@ class Snapshot:
 class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
     """node -> {neighbour: {key: edge attributes}}, decoded from the snapshot per node on first use."""
 
-    def __init__(self, snap: Snapshot, pos: dict[Any, int], name: str, sentence: Any, cache: _Cache) -> None:
+    def __init__(self, snap: Snapshot, pos: dict[Any, int], name: str, sentence: Any, cache: LRUCache) -> None:
         self._mm = snap._mm
         self._base = snap.header["sections"][name][0]
         self._offsets = array("q", snap.section(f"{name}_offsets"))
@@ -232,9 +231,7 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
                 keydict[k] = d
         except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError):
             raise StoreError(f"{self._path}: damaged snapshot (edges of node {n!r}); rebuild the store") from None
-        # An empty adjacency still costs an entry: count at least one edge so the budget bounds the entries too.
-        self._cache.put(key, adj, max(1, sum(len(kd) for kd in adj.values())))
-        return adj
+        return self._cache.put(key, adj, sum(len(kd) for kd in adj.values()))
 
     def __contains__(self, n: object) -> bool:
         return n in self._pos
@@ -244,34 +241,6 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
 
     def __len__(self) -> int:
         return len(self._pos)
-
-
-class _Cache:
-    """A least-recently-used cache bounded by the number of edges it holds; safe across threads."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self._items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is None:
-                return None
-            self._items.move_to_end(key)
-            return hit[0]
-
-    def put(self, key: Any, value: Any, size: int) -> None:
-        with self._lock:
-            if key in self._items:
-                return
-            self._items[key] = (value, size)
-            self._size += size
-            while self._size > self.budget and len(self._items) > 1:
-                _, (_, s) = self._items.popitem(last=False)
-                self._size -= s
 
 
 class FrozenGraph(nx.MultiDiGraph):
@@ -299,7 +268,7 @@ class FrozenGraph(nx.MultiDiGraph):
         def sentence(i: int) -> str:
             return mm[sent_base + sent_off[i] : sent_base + sent_off[i + 1]].decode()
 
-        cache = _Cache(CACHE_EDGES)
+        cache = LRUCache(CACHE_EDGES)
         self._adj = _Adjacency(snap, pos, "out", sentence, cache)
         self._pred = _Adjacency(snap, pos, "in", sentence, cache)
         self._edge_count = snap.header["edges"]
