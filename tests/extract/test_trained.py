@@ -49,3 +49,15 @@ def test_default_extractor_is_the_trained_one() -> None:
     assert str(MODEL_DIR) == pipeline.DEFAULT_MODEL
     assert pipeline.EXTRACTOR_VERSION == pipeline.TRAINED_VERSION
     assert not Extractor(load_nlp(RULES_MODEL)).trained
+
+
+def test_without_the_rule_layer_entities_are_the_ner_spans(trained: Extractor) -> None:
+    """`kg eval`'s "trained alone" column: the NER's own spans and the relation classifier, nothing added."""
+    text = ("Large language models (LLMs) such as LLaDA-8B are evaluated on GSM8K. "
+            "We propose CoolNet for image classification.")
+    alone = Extractor(trained.nlp)
+    alone.rule_layer = False
+    doc = trained.nlp(text)
+    got = [(m.start, m.end, m.type) for m in alone.extract(text).entities]
+    assert got == [(e.start_char, e.end_char, e.label_) for e in doc.ents]
+    assert not any(m.proposed or m.short_form_of for m in alone.extract(text).entities)
