@@ -1,7 +1,8 @@
-"""The trained NER's token encoder: the shared (frozen) en_core_web_sm tok2vec, plus a small trainable one.
+"""``kg.HybridTok2Vec.v1``: a listener on the shared (frozen) en_core_web_sm tok2vec beside an NER-owned encoder.
 
-Registered as ``kg.HybridTok2Vec.v1`` so the shipped pipeline (kg/extract/model/) can be loaded; import this
-module before ``spacy.load`` of that path (kg.extract.pipeline does).
+The encoder of the earlier shipped NER, kept for ``scripts/train_ner.py --arch hybrid`` (the comparison in its
+docstring) and for loading pipelines trained that way; the shipped NER now has a plain encoder of its own.
+Import this module before ``spacy.load`` of such a pipeline (kg.extract.pipeline does).
 """
 
 from __future__ import annotations
