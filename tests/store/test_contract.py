@@ -23,13 +23,13 @@ from kg.store.embedded import EmbeddedStore
 
 # The five example queries of docs/neo4j.md, verbatim.
 README_QUERIES = [
-    "MATCH (p:Paper)-[r:RELATED_TO]->(q:Paper) WHERE p.title CONTAINS 'Kalman' "
+    "MATCH (p:Paper)-[r:RELATED_TO]->(q:Paper) WHERE p.title CONTAINS 'Multimodal federated learning' "
     "RETURN p.title AS paper, q.title AS related, r.score AS score ORDER BY paper, score DESC, related",
     "MATCH (d:Dataset)<-[:EVALUATES_ON]-(p:Paper) RETURN d.name AS dataset, count(p) AS papers "
     "ORDER BY papers DESC, dataset LIMIT 10",
     "MATCH (p:Paper)-[:EVALUATES_ON]->(:Dataset {name: 'CIFAR-10'}) MATCH (p)-[:PROPOSES|USES]->(m:Method) "
     "RETURN m.name AS method, count(DISTINCT p) AS papers ORDER BY papers DESC, method",
-    "MATCH path = (a:Concept {id: 'mutual-information'})-[*2]-(b:Concept {id: 'memorization'}) "
+    "MATCH path = (a:Concept {id: 'mutual-information'})-[*2]-(b:Concept {id: 'conditional-mutual-information'}) "
     "RETURN [n IN nodes(path) | coalesce(n.title, n.name)] AS via ORDER BY via",
     "MATCH (e) WHERE e:Method OR e:Model OR e:Dataset OR e:Task OR e:Metric OR e:Concept "
     "RETURN labels(e)[0] AS type, count(*) AS entities ORDER BY entities DESC, type",
