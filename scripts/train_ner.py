@@ -7,14 +7,14 @@ About 15 minutes on a shared 2-core machine (NER 13 min, relations 1 min); work 
 result to kg/extract/model/ (~18 MB). Needs scikit-learn (training only) for the relation classifier.
 
 Fixed seeds (spaCy seed 0, scikit-learn random_state 0); model selection on the dev splits only.
+Run it niced on a shared machine: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python scripts/train_ner.py``.
 
 NER encoders compared (best mixed-dev F1 during training, 4,000 steps, SciERC x5 + SciER; kg eval SciERC / SciER):
-  --arch hybrid, listener on the frozen tok2vec + own depth-2 encoder (the earlier model)  54.8  (43.0 / 67.0)
-  the same, own encoder depth 4 started from en_core_web_sm's NER encoder                 55.0
-  --arch own: own encoder + hidden layer started from en_core_web_sm's NER (shipped)     57.2  (45.7 / 69.4)
-  the same beside 100-d word2vec vectors trained on the 83k arXiv abstracts (not kept)   56.4
+  listener on the frozen tok2vec + own depth-2 encoder from scratch (the earlier model)  54.8  (43.0 / 67.0)
+  --arch hybrid: the same, own encoder depth 4 started from en_core_web_sm's NER         55.0
+  --arch own: own encoder + hidden layer started from en_core_web_sm's NER (shipped)    57.2  (45.7 / 69.4)
+  the same beside 100-d word2vec vectors trained on the 83k arXiv abstracts (not kept)  56.4
   --arch own --heads scierc, SciERC train only: SciERC 52.4 / SciER 27.7 with the NER alone, so not shipped.
-Run it niced on a shared machine: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python scripts/train_ner.py``.
 
 Label mapping into kg types (flat NER: of nested spans the outer one is kept; Generic spans are "missing", i.e.
 neither entity nor outside; SciERC is upsampled x SCIERC_UPSAMPLE to balance SciER's 3x more sentences):
@@ -160,33 +160,6 @@ def to_docbin(sents: list[dict], vocab, path: Path) -> None:
     db.to_disk(path)
 
 
-HYBRID_TOK2VEC = """[components.ner.model.tok2vec]
-@architectures = "kg.HybridTok2Vec.v1"
-
-[components.ner.model.tok2vec.shared]
-@architectures = "spacy.Tok2VecListener.v1"
-width = 96
-upstream = "tok2vec"
-
-[components.ner.model.tok2vec.own]
-@architectures = "spacy.Tok2Vec.v2"
-
-[components.ner.model.tok2vec.own.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
-rows = [5000,1000,2500,2500]
-include_static_vectors = false
-
-[components.ner.model.tok2vec.own.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 4
-window_size = 1
-maxout_pieces = 3
-
-"""
-
 # The NER-owned encoder alone (no listener on the shared tok2vec): en_core_web_sm's NER encoder, fine-tuned.
 OWN_TOK2VEC = """[components.ner.model.tok2vec]
 @architectures = "spacy.Tok2Vec.v2"
@@ -206,6 +179,17 @@ window_size = 1
 maxout_pieces = 3
 
 """
+
+# A listener on the frozen shared tok2vec beside that same own encoder (kg.HybridTok2Vec.v1).
+HYBRID_TOK2VEC = """[components.ner.model.tok2vec]
+@architectures = "kg.HybridTok2Vec.v1"
+
+[components.ner.model.tok2vec.shared]
+@architectures = "spacy.Tok2VecListener.v1"
+width = 96
+upstream = "tok2vec"
+
+""" + OWN_TOK2VEC.replace("components.ner.model.tok2vec", "components.ner.model.tok2vec.own")
 
 CONFIG = """
 [paths]
@@ -455,8 +439,8 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=None)
     ap.add_argument("--heads", default="joint", help="NER heads to train: joint, scierc")
     ap.add_argument("--arch", choices=["own", "hybrid"], default="own",
-                    help="NER encoder: its own, started from en_core_web_sm's NER (shipped), or a listener on the "
-                         "frozen shared tok2vec beside an own encoder (the earlier model)")
+                    help="NER encoder: its own, started from en_core_web_sm's NER (shipped), or that encoder beside "
+                         "a listener on the frozen shared tok2vec")
     a = ap.parse_args()
     if a.step in ("all", "data"):
         step_data()

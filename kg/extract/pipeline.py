@@ -72,7 +72,6 @@ class Extractor:
         self.consistent = True  # one type per string within a document
         self.fallback = True  # rule candidates in sentences without any NER entity
         self.rule_relations = True  # keep the rule layer's relation patterns beside the classifier's
-        self.ner_first = True  # an NER span containing an abbreviation's long or short form is kept whole
         self.rule_layer = True  # False: the trained NER's spans and the relation classifier alone (kg eval column)
         if self.trained:
             from kg.extract.relmodel import RelationModel
@@ -161,8 +160,7 @@ class Extractor:
                 if c.short_form_of is None and (c.start, c.end) in ner_type:
                     c.type = ner_type[(c.start, c.end)]
                 # A longer NER span around it ("deep convolutional neural networks", "BERT-large") wins.
-                inside = self.ner_first and any(
-                    n.start <= c.start and c.end <= n.end and n.end - n.start > c.end - c.start for n in ner)
+                inside = any(n.start <= c.start and c.end <= n.end and n.end - n.start > c.end - c.start for n in ner)
                 c.priority = 4 if inside else 6 if c.short_form_of is None else 7
                 extra.append(c)
             elif self.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
