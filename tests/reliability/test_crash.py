@@ -242,7 +242,10 @@ def test_ctrl_c_is_one_clean_line_and_the_store_stays_consistent(tmp_path: Path,
     if proc.returncode == 0:  # finished before the signal landed: nothing to check but the result
         assert _state(store_dir, graph_bytes) == "ab"
         return
-    assert proc.returncode == 130, err
+    # Exit status 130 as a shell sees it: exit(130), or death by SIGINT. CPython picks the second when the
+    # interrupt lands inside C-level code run by an import (PyRun_String sets a sticky "unhandled
+    # KeyboardInterrupt" flag even though kg catches it), about 1 run in 60 when the signal comes during start-up.
+    assert proc.returncode in (130, -signal.SIGINT), err
     assert err.strip().splitlines()[-1:] == ["kg: interrupted"], err
     assert _state(store_dir, graph_bytes) == "a"
     assert not list(store_dir.glob(".*.tmp*"))
