@@ -67,6 +67,13 @@ KNOWN_TASKS = {
     "density estimation", "causal discovery", "program synthesis", "theorem proving", "planning",
     "motion planning", "navigation", "robotic manipulation", "out of distribution detection", "ood detection",
 }
+# Quantities and notions that are concepts whatever a tagger says in context (the NER calls "MI" a method).
+KNOWN_CONCEPTS = {
+    "mutual information", "conditional mutual information", "pointwise mutual information", "entropy",
+    "conditional entropy", "cross entropy", "shannon entropy", "kl divergence", "kullback leibler divergence",
+    "jensen shannon divergence", "wasserstein distance", "total variation distance", "fisher information",
+    "lipschitz constant", "vc dimension", "rademacher complexity", "generalization error", "generalization gap",
+}
 
 # Head words that give a noun phrase its type ("the CIFAR-10 dataset", "a diffusion model").
 DATASET_HEADS = {"dataset", "datasets", "data set", "benchmark", "benchmarks", "corpus", "corpora", "suite", "testbed"}

@@ -78,6 +78,8 @@ def type_of(text: str, *, is_name: bool = False) -> str:
         return "metric"
     if key in lx.KNOWN_TASKS:
         return "task"
+    if key in lx.KNOWN_CONCEPTS:
+        return "concept"
     head = words[-1]
     two = " ".join(words[-2:])
     if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS:
@@ -114,7 +116,7 @@ def strong_type(text: str) -> str | None:
     if not words:
         return None
     for ty, known in (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
-                      ("task", lx.KNOWN_TASKS)):
+                      ("task", lx.KNOWN_TASKS), ("concept", lx.KNOWN_CONCEPTS)):
         if key in known:
             return ty
     head, two = words[-1], " ".join(words[-2:])
@@ -176,6 +178,8 @@ class RuleExtractor:
 
         # Name-shaped tokens, with "-based" style suffixes cut off.
         for tok in doc:
+            if tok.like_url:  # "https://github.com/org/MI-Peaks" is a link, not a name
+                continue
             t = tok.text
             cut = _NAME_SUFFIX.search(t)
             core = t[: cut.start()] if cut else t

@@ -61,3 +61,18 @@ def test_without_the_rule_layer_entities_are_the_ner_spans(trained: Extractor) -
     got = [(m.start, m.end, m.type) for m in alone.extract(text).entities]
     assert got == [(e.start_char, e.end_char, e.label_) for e in doc.ents]
     assert not any(m.proposed or m.short_form_of for m in alone.extract(text).entities)
+
+
+def test_abbreviation_pair_takes_one_type(trained: Extractor) -> None:
+    """Both forms of a pair get one type: a known concept's, or the NER's for either form."""
+    x = trained.extract("We estimate mutual information (MI) with neural critics. MI is hard to bound.")
+    got = [(m.text, m.type) for m in x.entities if m.text in ("mutual information", "MI")]
+    assert got == [("mutual information", "concept"), ("MI", "concept"), ("MI", "concept")]
+    x = trained.extract("We use Global Vectors for Word Representation (GloVe). GloVe is trained on Wikipedia.")
+    types = {m.text: m.type for m in x.entities}
+    assert types["Global Vectors for Word Representation"] == types["GloVe"] != "concept"
+
+
+def test_links_are_not_entities(trained: Extractor) -> None:
+    x = trained.extract("Code is at https://github.com/org/MI-Peaks and www.example.org/LLaDA-8B; we use BERT.")
+    assert [m.text for m in x.entities] == ["BERT"]
