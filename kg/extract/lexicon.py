@@ -50,7 +50,8 @@ KNOWN_METRICS = {
     "return", "sample complexity", "calibration error", "expected calibration error", "ece", "bits per dimension",
     "negative log likelihood", "nll", "log likelihood", "elbo", "kl divergence", "attack success rate", "asr",
     "spearman correlation", "pearson correlation", "kendall tau", "r2", "mape", "smape", "crps", "brier score",
-    "equal error rate", "eer", "recall@k", "precision@k",
+    "equal error rate", "eer", "recall@k", "precision@k", "ap", "ap50", "ap75", "mota", "motp", "idf1", "fps",
+    "frames per second", "flops", "v measure", "kullback leibler divergence",
 }
 KNOWN_TASKS = {
     "image classification", "object detection", "semantic segmentation", "instance segmentation",
@@ -70,8 +71,7 @@ KNOWN_TASKS = {
 # Quantities and notions that are concepts whatever a tagger says in context (the NER calls "MI" a method).
 KNOWN_CONCEPTS = {
     "mutual information", "conditional mutual information", "pointwise mutual information", "entropy",
-    "conditional entropy", "cross entropy", "shannon entropy", "kl divergence", "kullback leibler divergence",
-    "jensen shannon divergence", "wasserstein distance", "total variation distance", "fisher information",
+    "conditional entropy", "cross entropy", "shannon entropy", "jensen shannon divergence", "wasserstein distance", "total variation distance", "fisher information",
     "lipschitz constant", "vc dimension", "rademacher complexity", "generalization error", "generalization gap",
 }
 
@@ -141,6 +141,9 @@ GENERIC_WORDS = {
     "construction", "definition", "alternative", "alternatives", "difference", "differences", "characterization",
     "formulation", "reduction", "output", "outputs", "input", "inputs", "phenomenon", "phenomena", "intuition",
     "paradigm", "fraction", "utility", "deployment", "comparison", "transition", "identifiability", "evaluation",
+    # references inside a paper: "Sec. 3", "Tab. 2", "Fig. 4", "Eq. (5)"
+    "sec", "section", "sections", "tab", "table", "tables", "fig", "figure", "figures", "eq", "equation",
+    "equations", "appendix",
 }
 # Words that make a "dataset" phrase a role, not a named dataset: "training data", "a large-scale benchmark".
 DATASET_ROLE_WORDS = {"train", "training", "test", "testing", "validation", "held", "out", "benchmark", "public",

