@@ -71,8 +71,9 @@ KNOWN_TASKS = {
 # Quantities and notions that are concepts whatever a tagger says in context (the NER calls "MI" a method).
 KNOWN_CONCEPTS = {
     "mutual information", "conditional mutual information", "pointwise mutual information", "entropy",
-    "conditional entropy", "cross entropy", "shannon entropy", "jensen shannon divergence", "wasserstein distance", "total variation distance", "fisher information",
-    "lipschitz constant", "vc dimension", "rademacher complexity", "generalization error", "generalization gap",
+    "conditional entropy", "cross entropy", "shannon entropy", "jensen shannon divergence", "wasserstein distance",
+    "total variation distance", "fisher information", "lipschitz constant", "vc dimension", "rademacher complexity",
+    "generalization error", "generalization gap",
 }
 
 # Head words that give a noun phrase its type ("the CIFAR-10 dataset", "a diffusion model").

@@ -26,6 +26,8 @@ DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_
 RULES_VERSION = "rules-4"
 TRAINED_VERSION = "trained-5"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
+_METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
+                 "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
 _EDGE_POS = {"ADP", "CCONJ", "DET", "PUNCT", "PART", "SCONJ"}
 _KNOWN = (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
           ("task", lx.KNOWN_TASKS), ("concept", lx.KNOWN_CONCEPTS))
@@ -220,11 +222,15 @@ class Extractor:
 
 
 def _refine(span_text: str, label: str) -> str:
-    """The NER label, overridden by known names and a model-shaped name ("LLaDA-8B")."""
+    """The NER label, overridden by known names, a model-shaped name ("LLaDA-8B") and a method head noun
+    ("question answering systems", "information extraction techniques": SciERC dev +1.0 F1, SciER even)."""
     key = canonical_key(span_text)
     for ty, names in _KNOWN:
         if key in names:
             return ty
     if label == "method" and type_of(span_text, is_name=True) == "model" and any(c.isupper() for c in span_text):
         return "model"
+    words = key.split()
+    if label != "method" and len(words) >= 2 and words[-1] in _METHOD_NOUNS:
+        return "method"
     return label

@@ -76,3 +76,9 @@ def test_abbreviation_pair_takes_one_type(trained: Extractor) -> None:
 def test_links_are_not_entities(trained: Extractor) -> None:
     x = trained.extract("Code is at https://github.com/org/MI-Peaks and www.example.org/LLaDA-8B; we use BERT.")
     assert [m.text for m in x.entities] == ["BERT"]
+
+
+def test_a_phrase_headed_by_systems_or_techniques_is_a_method(trained: Extractor) -> None:
+    x = trained.extract("Question answering systems and information extraction techniques are compared on TREC.")
+    got = {m.text: m.type for m in x.entities}
+    assert got["Question answering systems"] == got["information extraction techniques"] == "method"
