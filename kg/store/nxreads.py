@@ -360,10 +360,13 @@ class NxReads(Store):
                 if v not in nodes:
                     continue
                 key = (n, v, e["type"])
+                ev = {"sentence": e.get("sentence", ""), "paper_id": e.get("paper_id"), "score": e.get("score")}
                 if key not in agg:
-                    agg[key] = {"source": n, "target": v, "type": e["type"], "count": 0,
-                                "sentence": e.get("sentence", ""), "paper_id": e.get("paper_id"),
-                                "score": e.get("score")}
+                    agg[key] = {"source": n, "target": v, "type": e["type"], "count": 0, **ev}
+                # The evidence shown for an edge several papers state: the lowest paper id's, whatever order the
+                # store handed the edges over in (the embedded store and Neo4j differ).
+                elif (ev["paper_id"] or "", ev["sentence"]) < (agg[key]["paper_id"] or "", agg[key]["sentence"]):
+                    agg[key].update(ev)
                 agg[key]["count"] += 1
         return sorted(agg.values(), key=lambda x: (x["source"], x["target"], x["type"]))
 
