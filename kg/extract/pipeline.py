@@ -117,7 +117,8 @@ class Extractor:
             toks = list(ent)
             while toks and toks[0].pos_ in _EDGE_POS:
                 toks = toks[1:]
-            while toks and toks[-1].pos_ in _EDGE_POS:
+            while toks and toks[-1].pos_ in _EDGE_POS and not (toks[-1].text == ")" and any(
+                    t.text == "(" for t in toks)):  # keep "(MI)" whole in "mutual information (MI)"
                 toks = toks[:-1]
             if 2 <= len(toks) <= 3 and toks[0].text.isupper() and is_name_token(toks[0].text) and all(
                     t.pos_ == "NOUN" and t.text.islower() for t in toks[1:]):
@@ -160,8 +161,10 @@ class Extractor:
         for c in rule_cands:
             if c.priority >= 4:  # abbreviation long and short forms
                 c.type = pair_type.get(canonical_key(c.short_form_of or text[c.start : c.end]), c.type)
-                # A longer NER span around it ("deep convolutional neural networks", "BERT-large") wins.
-                inside = any(n.start <= c.start and c.end <= n.end and n.end - n.start > c.end - c.start for n in ner)
+                # A longer NER span around it ("deep convolutional neural networks", "BERT-large") wins, unless
+                # it holds the definition itself ("mutual information (MI)"): then long and short form win.
+                inside = any(n.start <= c.start and c.end <= n.end and n.end - n.start > c.end - c.start
+                             and "(" not in text[n.start : n.end] for n in ner)
                 c.priority = 4 if inside else 6 if c.short_form_of is None else 7
                 extra.append(c)
             elif self.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
