@@ -492,9 +492,7 @@ def main() -> None:
                     help="NER encoder: its own, started from en_core_web_sm's NER (shipped), or that encoder beside "
                          "a listener on the frozen shared tok2vec")
     a = ap.parse_args()
-    if a.step == "all":
-        step_data()  # sents.json, which the teacher trains on
-    if a.step in ("all", "teacher"):
+    if a.step in ("all", "teacher"):  # builds build/train/sents.json (load_all) if it is missing
         step_teacher()
     if a.step in ("all", "silver"):
         step_silver()
