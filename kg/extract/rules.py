@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # spaCy is imported where a pipeline is loaded, not by everyt
 _SIZE = re.compile(r"\d(?:\.\d+)?\s?[BMK]\b|\b\d+[bm]\b")
 _NAME_SUFFIX = re.compile(
     r"-(?:based|style|like|level|aware|guided|free|specific|driven|inspired|augmented|enhanced|oriented|centric|"
-    r"conditioned|dependent|invariant|equivariant|scale|sized|tuned|generated|powered|only|wise|type)$",
+    r"conditioned|dependent|invariant|equivariant|scale|sized|tuned|generated|powered|only|wise|type|"
+    r"pretrained|trained|finetuned)$",
     re.IGNORECASE,
 )
 _BAD_CHARS = re.compile(r"[_^=<>|\\{}\[\]@#]|\d\s*[+*/]\s*\d")

@@ -82,3 +82,35 @@ def test_a_phrase_headed_by_systems_or_techniques_is_a_method(trained: Extractor
     x = trained.extract("Question answering systems and information extraction techniques are compared on TREC.")
     got = {m.text: m.type for m in x.entities}
     assert got["Question answering systems"] == got["information extraction techniques"] == "method"
+
+
+def test_a_type_word_after_a_name_types_the_name(trained: Extractor) -> None:
+    """"the GSM8K dataset" is the dataset GSM8K, so that it is one node with the GSM8K of other papers."""
+    x = trained.extract("We evaluate on the GSM8K dataset with ResNet18 models and the Llama-3.1-8B-Instruct model.")
+    got = {m.text: m.type for m in x.entities}
+    assert got["GSM8K"] == "dataset"
+    assert got["ResNet18"] == got["Llama-3.1-8B-Instruct"] == "model"
+    x = trained.extract("Large language models are trained on image datasets.")
+    assert {m.text for m in x.entities} >= {"Large language models", "image datasets"}
+
+
+def test_a_defined_abbreviation_is_typed_by_its_long_form(trained: Extractor) -> None:
+    """"EM" is also exact match, a known metric; defined as Expectation-Maximization it is a method."""
+    x = trained.extract("We fit the model with the Expectation-Maximization (EM) algorithm. EM converges fast.")
+    assert {m.type for m in x.entities if m.text == "EM"} == {"method"}
+    x = trained.extract("We report exact match (EM) and F1 on SQuAD. EM improves by 3 points.")
+    assert {m.type for m in x.entities if m.text == "EM"} == {"metric"}
+
+
+def test_a_bare_undefined_acronym_is_not_taken_by_shape_alone(trained: Extractor) -> None:
+    """The rule layer adds name-shaped tokens the NER passed over, but not bare capitals like "SOTA" or "RGB"."""
+    x = trained.extract("This beats SOTA by 3 points, and our method is SOTA while LLaDA-8B stays behind.")
+    got = {m.text for m in x.entities}
+    assert "SOTA" not in got and "LLaDA-8B" in got
+
+
+def test_a_named_measure_stays_a_metric(trained: Extractor) -> None:
+    """"OCR accuracy" is a metric, not OCR: the acronym cut of "MI bounds" -> "MI" spares metric heads."""
+    x = trained.extract("We report OCR accuracy and the SII measure for every system.")
+    got = {m.text: m.type for m in x.entities}
+    assert got.get("OCR accuracy") == "metric" and got.get("SII measure") == "metric"
