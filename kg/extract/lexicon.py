@@ -76,6 +76,10 @@ KNOWN_CONCEPTS = {
     "generalization error", "generalization gap",
 }
 
+# The known-name lists in the order they are tried: a string in two lists takes the first list's type.
+KNOWN_BY_TYPE = (("dataset", KNOWN_DATASETS), ("model", KNOWN_MODELS), ("metric", KNOWN_METRICS),
+                 ("task", KNOWN_TASKS), ("concept", KNOWN_CONCEPTS))
+
 # Method and architecture acronyms that are names even when the NER passes over them (the rule layer does not add
 # other bare capitals such as "RGB" or "SOTA"). Used to admit a token, not to type it.
 KNOWN_ACRONYMS = {

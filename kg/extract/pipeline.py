@@ -17,7 +17,7 @@ from kg.canon import canonical_key
 from kg.clean import CleanText, clean_text
 from kg.errors import ModelError
 from kg.extract import lexicon as lx
-from kg.extract.rules import Candidate, RuleExtractor, is_name_token, name_like, strong_type, type_of
+from kg.extract.rules import Candidate, RuleExtractor, is_name_token, known_type, name_like, strong_type, type_of
 from kg.extract.types import Extraction, Mention, Relation
 
 MODEL_DIR = Path(__file__).resolve().parent / "model"
@@ -34,8 +34,6 @@ _EDGE_POS = {"ADP", "CCONJ", "DET", "PUNCT", "PART", "SCONJ"}
 # model "ResNet18"; the word still gives the type. "language model" and "image datasets" are no names and stay whole.
 _CUT_HEADS = {"dataset": "dataset", "datasets": "dataset", "benchmark": "dataset", "benchmarks": "dataset",
               "model": "model", "models": "model"}
-_KNOWN = (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
-          ("task", lx.KNOWN_TASKS), ("concept", lx.KNOWN_CONCEPTS))
 
 
 def load_nlp(model: str = DEFAULT_MODEL) -> Any:
@@ -251,9 +249,9 @@ def _refine(span_text: str, label: str) -> str:
     """The NER label, overridden by known names, a model-shaped name ("LLaDA-8B") and a method head noun
     ("question answering systems", "information extraction techniques": SciERC dev +1.0 F1, SciER even)."""
     key = canonical_key(span_text)
-    for ty, names in _KNOWN:
-        if key in names:
-            return ty
+    known = known_type(key)
+    if known:
+        return known
     if label == "method" and type_of(span_text, is_name=True) == "model" and any(c.isupper() for c in span_text):
         return "model"
     words = key.split()

@@ -72,22 +72,23 @@ def name_like(toks: list[Token]) -> bool:
         is_name_token(t.text) for t in toks) and not NAME_SUFFIX.search(toks[-1].text)
 
 
+def known_type(key: str) -> str | None:
+    """The type of a canonical key that is a known name (lexicon), else None."""
+    for ty, names in lx.KNOWN_BY_TYPE:
+        if key in names:
+            return ty
+    return None
+
+
 def type_of(text: str, *, is_name: bool = False) -> str:
     """The entity type of a phrase, from known names, then its head word, then its shape."""
     key = canonical_key(text)
     words = key.split()
     if not words:
         return "concept"
-    if key in lx.KNOWN_DATASETS:
-        return "dataset"
-    if key in lx.KNOWN_MODELS:
-        return "model"
-    if key in lx.KNOWN_METRICS:
-        return "metric"
-    if key in lx.KNOWN_TASKS:
-        return "task"
-    if key in lx.KNOWN_CONCEPTS:
-        return "concept"
+    known = known_type(key)
+    if known:
+        return known
     head = words[-1]
     two = " ".join(words[-2:])
     if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS:
@@ -123,10 +124,9 @@ def strong_type(text: str) -> str | None:
     words = key.split()
     if not words:
         return None
-    for ty, known in (("dataset", lx.KNOWN_DATASETS), ("model", lx.KNOWN_MODELS), ("metric", lx.KNOWN_METRICS),
-                      ("task", lx.KNOWN_TASKS), ("concept", lx.KNOWN_CONCEPTS)):
-        if key in known:
-            return ty
+    known = known_type(key)
+    if known:
+        return known
     head, two = words[-1], " ".join(words[-2:])
     if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS or text.endswith(("Bench", "bench")):
         return "dataset"
