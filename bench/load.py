@@ -31,8 +31,8 @@ from pathlib import Path
 MIX = (("related", 30), ("entity", 30), ("search", 25), ("cypher", 15))
 TWO_HOP = ("MATCH (p:Paper {id: $id})-[]->(e)<-[]-(q:Paper) WHERE q <> p "
            "RETURN q.id AS id, count(e) AS shared ORDER BY shared DESC LIMIT 10")
-HOSTILE = (  # (name, body, statuses that count as a correct answer)
-    ("redos", {"query": "MATCH (p:Paper) WHERE p.abstract =~ '(.*a){12}x' RETURN count(p)"}, {400, 408}),
+HOSTILE = (  # (name, body, statuses that count as a correct answer: an answer in time, never a hang or a 5xx)
+    ("redos", {"query": "MATCH (p:Paper) WHERE p.abstract =~ '(.*a){12}x' RETURN count(p)"}, {200, 400, 408}),
     ("redos2", {"query": "RETURN 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!' =~ '(a+)+$'"}, {200, 400, 408}),
     ("membomb", {"query": "UNWIND range(1, 10000000) AS x RETURN x ORDER BY x DESC LIMIT 1"}, {200, 400, 408}),
     ("strbomb", {"query": "WITH reduce(s = 'x', i IN range(1, 22) | s + s) AS s "
@@ -228,8 +228,8 @@ def main() -> None:
     args = ap.parse_args()
     args.token = os.environ.get("KG_API_TOKEN")
     args.load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    if not 1 <= args.clients <= 500 or not 0 < args.seconds <= 600:
-        sys.exit("--clients must be 1..500 and --seconds 0..600")
+    if not 0 <= args.clients <= 500 or not 0 < args.seconds <= 600:
+        sys.exit("--clients must be 0..500 and --seconds 0..600")
     proc = None
     if args.url:
         u = urllib.parse.urlsplit(args.url)
