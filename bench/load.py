@@ -28,6 +28,8 @@ import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
+from kg.procs import descendants
+
 MIX = (("related", 30), ("entity", 30), ("search", 25), ("cypher", 15))
 TWO_HOP = ("MATCH (p:Paper {id: $id})-[]->(e)<-[]-(q:Paper) WHERE q <> p "
            "RETURN q.id AS id, count(e) AS shared ORDER BY shared DESC LIMIT 10")
@@ -98,18 +100,8 @@ def pct(xs: list[float], p: float) -> float:
 
 def rss_kb(pid: int) -> int:
     """Resident memory of ``pid`` and all its descendants, in KiB (Linux /proc)."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children[ppid].append(int(d.name))
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        todo.extend(children.get(p, ()))
+    total = 0
+    for p in (pid, *descendants(pid)):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from api.settings import Settings
+from kg.procs import descendants
 from kg.store.embedded import EmbeddedStore
 
 from .helpers import start_server, stop_server
@@ -143,27 +144,10 @@ def test_extra_queries_wait_briefly_then_get_503_and_light_endpoints_never_queue
         assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).json()["rows"] == [[1]]
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d.name))
-    out, todo = set(), [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.add(c)
-            todo.append(c)
-    return out
-
-
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_the_cypher_workers_never_outlive_the_server(seeds_store_dir: Path, how: int) -> None:
     proc, url = start_server(seeds_store_dir, "--cypher-workers", "2")
-    workers = _descendants(proc.pid)
+    workers = descendants(proc.pid)
     try:
         assert len(workers) >= 3  # the zygote and two workers
     finally:

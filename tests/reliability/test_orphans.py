@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kg.procs import children_by_parent
 from kg.store.embedded import LOCK_FILE, SAVING_FILE, EmbeddedStore
 from kg.store.snapshot import SNAPSHOT_FILE
 
@@ -22,15 +23,7 @@ from .test_crash import _fresh_copy, _killed_build, _run_forked, _start_build, _
 
 
 def _children(pid: int) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(d.name))
-            except (OSError, IndexError, ValueError):
-                continue
-    return out
+    return children_by_parent().get(pid, [])
 
 
 def _alive(pid: int) -> bool:
