@@ -84,6 +84,8 @@ def _worker_main(store: Store, conn: Connection, memory_bytes: int) -> None:
             reply = ("error", (type(exc), str(exc)))
         except RecursionError:
             reply = ("error", (CypherError, "query is nested too deeply to evaluate"))
+        except Exception as exc:  # noqa: BLE001 - an engine bug: the server answers 500, as it did in-process
+            reply = ("bug", f"{type(exc).__name__}: {exc}")
         try:
             conn.send(reply)
         except MemoryError:
@@ -199,9 +201,15 @@ class CypherPool:
                 raise CypherError(f"query needs more than its memory limit of {self.memory_mb} MB; "
                                   f"return fewer or smaller values")
             keep = True
+            if kind == "bug":
+                raise RuntimeError(f"the Cypher engine failed on this query: {payload}")
             if kind == "error":
                 cls, message = payload
-                raise cls(message)
+                try:
+                    exc = cls(message)
+                except TypeError:  # a class whose constructor takes more than the message
+                    exc = CypherError(message)
+                raise exc
             columns, rows, truncated = payload
             return CypherResult(columns=columns, rows=rows, truncated=truncated)
         except (EOFError, OSError):

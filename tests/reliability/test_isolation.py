@@ -23,6 +23,7 @@ from kg.store.embedded import EmbeddedStore
 from .helpers import start_server, stop_server
 
 STUCK = "STUCK IN C"  # a query the store below answers with a catastrophic backtracking run of Python's re
+BUG = "ENGINE BUG"  # one it answers with an exception that is not a KGError
 
 
 class StuckStore(EmbeddedStore):
@@ -32,6 +33,8 @@ class StuckStore(EmbeddedStore):
     def cypher(self, query: str, *args: Any, **kwargs: Any) -> Any:
         if query == STUCK:
             re.fullmatch(r"(a+)+$", "a" * 64 + "!")  # 2^64 steps: never returns
+        if query == BUG:
+            raise ValueError("an engine bug")
         return super().cypher(query, *args, **kwargs)
 
 
@@ -85,6 +88,14 @@ def test_a_query_stuck_in_c_gets_408_while_health_answers_and_its_worker_is_repl
         (killed,) = workers_before - workers_after
         assert _wait(lambda: _gone(killed)), "the stuck worker must be killed, not left running"
         assert c.post("/cypher", json={"query": "MATCH (p:Paper) RETURN count(p) > 0"}).json()["rows"] == [[True]]
+
+
+def test_an_engine_bug_is_a_500_and_the_worker_keeps_serving(stuck_store: StuckStore) -> None:
+    app = create_app(Settings(cypher_workers=1), store=stuck_store)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.post("/cypher", json={"query": BUG}).status_code == 500
+        assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).json()["rows"] == [[1]]
+        assert app.state.cypher.pool.replaced == 0
 
 
 def test_catastrophic_patterns_answer_at_once_with_re2(stuck_store: StuckStore) -> None:
