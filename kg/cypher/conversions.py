@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from kg.cypher.errors import CypherError
+from kg.cypher.temporal import Temporal
 from kg.cypher.values import is_number, type_name
 
 
@@ -28,7 +29,9 @@ def to_string(v: Any) -> Any:
         if math.isinf(f):
             return "Infinity" if f > 0 else "-Infinity"
         return repr(f)
-    raise bad_argument("toString", v, "a string, number or boolean")
+    if isinstance(v, Temporal):
+        return str(v)
+    raise bad_argument("toString", v, "a string, number, boolean or temporal value")
 
 
 def to_integer(v: Any) -> Any:

@@ -13,6 +13,8 @@ from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError
 from kg.cypher.functions import AGGREGATES, FUNCTIONS
 from kg.cypher.operators import arithmetic, compare_values, in_list
+from kg.cypher.temporal import Temporal
+from kg.cypher.temporal_ops import component
 from kg.cypher.values import (
     LABEL_ATTR,
     TYPE_ATTR,
@@ -58,6 +60,8 @@ def get_property(v: Any, key: str, ctx: Context) -> Any:
         return None if key == TYPE_ATTR else rel_attrs(ctx.graph, v).get(key)
     if isinstance(v, dict):
         return v.get(key)
+    if isinstance(v, Temporal):  # d.year, dur.minutesOfHour, ...
+        return component(v, key)
     raise CypherError(f"cannot read property `{key}` of a {type_name(v)}")
 
 

@@ -12,6 +12,7 @@ import networkx as nx
 from kg.cypher.context import charge
 from kg.cypher.conversions import bad_argument, round_half_up, to_boolean, to_float, to_integer, to_string
 from kg.cypher.errors import CypherError
+from kg.cypher.temporal_ops import TEMPORAL_FUNCTIONS
 from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs
 
 Fn = Callable[[nx.MultiDiGraph, list[Any]], Any]
@@ -249,3 +250,4 @@ FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "e": (lambda g, a: math.e, 0, 0),
     "exists": (lambda g, a: a[0] is not None, 1, 1),
 }
+FUNCTIONS.update(TEMPORAL_FUNCTIONS)  # date(), duration.between(), ...: kg/cypher/temporal_ops.py

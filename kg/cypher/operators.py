@@ -8,6 +8,8 @@ from typing import Any
 from kg.cypher.context import charge
 from kg.cypher.conversions import to_string
 from kg.cypher.errors import CypherError
+from kg.cypher.temporal import Temporal
+from kg.cypher.temporal_ops import arithmetic as temporal_arithmetic
 from kg.cypher.values import compare, equals, is_list, is_number, type_name
 
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
@@ -62,6 +64,8 @@ def arithmetic(op: str, a: Any, b: Any) -> Any:
             a = to_string(a)
             charge(len(a) + len(b))
             return a + b
+    if isinstance(a, Temporal) or isinstance(b, Temporal):
+        return temporal_arithmetic(op, a, b)
     raise CypherError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}")
 
 
