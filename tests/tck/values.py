@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from kg.cypher.temporal import Temporal
 from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, rel_attrs
 
 # Canonical values are nested tuples that compare with `==`: ("int", 1) differs from ("float", 1.0),
@@ -222,6 +223,8 @@ def canon(v: Any, graph: nx.MultiDiGraph) -> Canon:
         return ("map", tuple(sorted((str(k), canon(x, graph)) for k, x in v.items())))
     if isinstance(v, list | tuple):
         return ("list", tuple(canon(x, graph) for x in v))
+    if isinstance(v, Temporal):  # the TCK writes temporal values as their ISO 8601 strings
+        return ("str", str(v))
     return ("other", type(v).__name__, repr(v))
 
 
