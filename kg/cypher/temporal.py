@@ -239,7 +239,7 @@ def _py_local(days: int, nanos: int) -> _dt.datetime:
 
 def offset_at_instant(name: str, epoch_nanos: int) -> int:
     days, rest = divmod(epoch_nanos, DAY_NS)
-    utc = _py_local(days, rest).replace(tzinfo=_dt.timezone.utc)
+    utc = _py_local(days, rest).replace(tzinfo=_dt.UTC)
     off = utc.astimezone(zone(name)).utcoffset()
     return int(off.total_seconds()) if off is not None else 0
 

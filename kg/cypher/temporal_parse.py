@@ -9,7 +9,6 @@ from kg.cypher.errors import CypherError
 from kg.cypher.temporal import (
     MAX_YEAR,
     NS,
-    Date,
     DateTime,
     Duration,
     LocalDateTime,
