@@ -22,6 +22,9 @@ def _offset(v: Any) -> int:
     return int(off.total_seconds()) if off is not None else 0
 
 
+_DRIVER_TEMPORAL = (nt.Date, nt.Time, nt.DateTime, nt.Duration, _dt.date)
+
+
 def from_driver(v: Any) -> Any:
     """neo4j.time values (and Python dates) as kg's Cypher temporals, so both stores hold and print the same
     values; anything else unchanged (lists element-wise)."""
@@ -75,6 +78,8 @@ def to_json(v: Any, ids: Mapping[str, Any]) -> Any:
     result did not carry (see ``unresolved_ends``)."""
     if v is None or isinstance(v, (str, int, float, bool)):
         return v
+    if isinstance(v, _DRIVER_TEMPORAL):  # before tuples: a neo4j.time.Duration is one
+        return str(from_driver(v))
     if isinstance(v, Node):
         return {"_id": v.get("id"), "_labels": sorted(v.labels), **_props(v.items(), ids)}
     if isinstance(v, Relationship):
@@ -87,7 +92,6 @@ def to_json(v: Any, ids: Mapping[str, Any]) -> Any:
         return {str(k): to_json(x, ids) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [to_json(x, ids) for x in v]
-    v = from_driver(v)  # neo4j.time values print as the embedded engine prints them
     return str(v)
 
 
