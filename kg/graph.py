@@ -196,7 +196,9 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
         r, ext = p.record, p.extraction
         title = r.title or display_title(r, ext)
         g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,
-                   published=r.published, venue=r.venue, authors=list(r.authors), entity_count=0)
+                   venue=r.venue, authors=list(r.authors), entity_count=0)
+        if r.published is not None:  # absent rather than null, as Neo4j holds it
+            g.nodes[r.id]["published"] = r.published
         sent_text = [r.abstract[s:e] for s, e in ext.sentences]
         per_entity: dict[str, tuple[str, Mention, int]] = {}
         for m, k in zip(ext.entities, keys, strict=True):

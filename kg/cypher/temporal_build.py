@@ -232,7 +232,7 @@ def assemble(kind: str, keys: dict[str, Any], days: int, nanos: int, src_zone: t
 
 
 def from_map(kind: str, m: dict[str, Any]) -> Temporal:
-    keys = {k.lower(): v for k, v in m.items() if v is not None}
+    keys = {k.lower(): v for k, v in m.items()}  # a null field counts as absent, but a map of nulls is no clock
     tz = keys.pop("timezone", None)
     if not keys:
         return current(kind, tz)
