@@ -180,6 +180,7 @@ class PatternExpr(Expr):
     kind: str
     patterns: tuple[PathPattern, ...]
     where: Expr | None
+    subquery: bool = False  # EXISTS/COUNT { ... } may introduce variables; a bare pattern may not
 
 
 @dataclass(frozen=True, slots=True)

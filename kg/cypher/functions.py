@@ -11,7 +11,7 @@ import networkx as nx
 
 from kg.cypher.context import charge
 from kg.cypher.conversions import bad_argument, round_half_up, to_boolean, to_float, to_integer, to_string
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherArgumentError, CypherError
 from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs
 
 Fn = Callable[[nx.MultiDiGraph, list[Any]], Any]
@@ -118,11 +118,11 @@ def _list_fn(name: str, op: Callable[[Any], Any]) -> Fn:
 
 def _range(g: nx.MultiDiGraph, a: list[Any]) -> Any:
     if any(type(x) is not int for x in a):
-        raise CypherError("range() expects integer arguments")
+        raise CypherArgumentError("range() expects integer arguments")
     start, end = a[0], a[1]
     step = a[2] if len(a) > 2 else 1
     if step == 0:
-        raise CypherError("range() step must not be zero")
+        raise CypherArgumentError("range() step must not be zero")
     if (end - start) // step > 10_000_000:
         raise CypherError("range() would produce more than 10,000,000 elements")
     out = range(start, end + (1 if step > 0 else -1), step)
@@ -150,14 +150,14 @@ def _str_fn(name: str, op: Callable[..., Any], nstr: int = 1) -> Fn:
 
 def _substring(s: str, start: Any, length: Any = None) -> str:
     if type(start) is not int or start < 0 or (length is not None and (type(length) is not int or length < 0)):
-        raise CypherError("substring() expects a non-negative integer start and length")
+        raise CypherArgumentError("substring() expects a non-negative integer start and length")
     return s[start:] if length is None else s[start : start + length]
 
 
 def _left_right(side: str) -> Callable[[str, Any], str]:
     def op(s: str, n: Any) -> str:
         if type(n) is not int or n < 0:
-            raise CypherError(f"{side}() expects a non-negative integer length")
+            raise CypherArgumentError(f"{side}() expects a non-negative integer length")
         return s[:n] if side == "left" else (s[len(s) - n :] if n else "")
     return op
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from kg.cypher.context import charge
 from kg.cypher.conversions import to_string
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherError, CypherTypeError
 from kg.cypher.values import compare, equals, is_list, is_number, type_name
 
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
@@ -62,14 +62,14 @@ def arithmetic(op: str, a: Any, b: Any) -> Any:
             a = to_string(a)
             charge(len(a) + len(b))
             return a + b
-    raise CypherError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}")
+    raise CypherTypeError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}")
 
 
 def in_list(a: Any, b: Any) -> bool | None:
     if b is None:
         return None
     if not is_list(b):
-        raise CypherError(f"IN expects a list on its right, got {type_name(b)}")
+        raise CypherTypeError(f"IN expects a list on its right, got {type_name(b)}")
     saw_null = False
     for item in b:
         eq = equals(a, item)

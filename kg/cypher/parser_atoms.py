@@ -156,7 +156,7 @@ class AtomParser(PatternParser):
                 raise UnsupportedCypher(f"{kind} {{ ... }} subqueries with clauses (only a pattern and WHERE)")
             raise self.error("'}'")
         self.advance()
-        return PatternExpr("exists" if kind == "EXISTS" else "count", tuple(patterns), where)
+        return PatternExpr("exists" if kind == "EXISTS" else "count", tuple(patterns), where, subquery=True)
 
     def _call(self) -> Expr:
         parts = [self.name()]

@@ -43,7 +43,7 @@ def _check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope:
         return
     if isinstance(expr, A.Var):
         if expr.name not in local:
-            raise CypherError(
+            raise CypherSyntaxError(
                 f"`{expr.name}` is used next to an aggregate but is not a grouping key; "
                 "add it as its own RETURN/WITH item"
             )
@@ -51,7 +51,7 @@ def _check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope:
     if isinstance(expr, (A.PatternExpr, A.PatternComp)):
         bad = (free_vars(expr) & scope) - key_vars - local
         if bad:
-            raise CypherError(f"`{sorted(bad)[0]}` is used next to an aggregate but is not a grouping key")
+            raise CypherSyntaxError(f"`{sorted(bad)[0]}` is used next to an aggregate but is not a grouping key")
         return
     if isinstance(expr, (A.ListComp, A.Quantifier, A.Reduce)):
         local = local | {expr.var} | ({expr.acc} if isinstance(expr, A.Reduce) else set())
@@ -98,11 +98,11 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
             check_scope(e, order_scope)
         except CypherError:
             check_scope(e, in_scope | set(names))  # re-raises for truly undefined names
-            raise CypherError(
+            raise CypherSyntaxError(
                 "after DISTINCT or aggregation, ORDER BY can only use the returned columns"
             ) from None
         if aggregates_in(e):
-            raise CypherError("ORDER BY may only use an aggregate that also appears as a RETURN/WITH item")
+            raise CypherSyntaxError("ORDER BY may only use an aggregate that also appears as a RETURN/WITH item")
     skip = _count(proj.skip, "SKIP", ctx)
     limit = _count(proj.limit, "LIMIT", ctx)
 
