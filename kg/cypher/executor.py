@@ -129,19 +129,11 @@ def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[
         elif isinstance(clause, A.Call):
             records, scope = _call(records, clause, scope, ctx)
         elif isinstance(clause, A.With):
-            records, scope = project(records, clause.proj, scope, ctx, is_with=True)
-            if clause.where is not None:
-                _check_where(clause.where, set(scope))
-                records = _filter(records, clause.where, ctx)
+            # WITH's WHERE is the projection's: it also sees the variables from before the WITH.
+            records, scope = project(records, clause.proj, scope, ctx, is_with=True, where=clause.where)
         else:
             return project(records, clause.proj, scope, ctx, is_with=False)
     return records, scope  # a standalone CALL
-
-
-def _filter(records: Iterable[Record], where: A.Expr, ctx: Context) -> Iterator[Record]:
-    for rec in records:
-        if truth(evaluate(where, rec, ctx)) is True:
-            yield rec
 
 
 def execute(query: A.Query, ctx: Context) -> tuple[list[str], Iterator[list[Any]]]:

@@ -12,7 +12,7 @@ from kg.cypher.aggregate import Accumulator
 from kg.cypher.analysis import aggregates_in, check_functions, check_scope, children, free_vars, is_aggregate
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherSyntaxError
-from kg.cypher.evaluator import evaluate
+from kg.cypher.evaluator import evaluate, truth
 from kg.cypher.values import hkey, sort_key, type_name
 
 Row = tuple[Record, Record | None]
@@ -71,8 +71,8 @@ def _count(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
 
 
 def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx: Context,
-            is_with: bool) -> tuple[Iterator[Record], list[str]]:
-    """Apply a RETURN/WITH projection; returns the output records and their column names."""
+            is_with: bool, where: A.Expr | None = None) -> tuple[Iterator[Record], list[str]]:
+    """Apply a RETURN/WITH projection and WITH's `where`; returns the output records and their column names."""
     items = list(proj.items)
     if proj.star:
         if not scope:
@@ -105,6 +105,12 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
             raise CypherSyntaxError("ORDER BY may only use an aggregate that also appears as a RETURN/WITH item")
     skip = _count(proj.skip, "SKIP", ctx)
     limit = _count(proj.limit, "LIMIT", ctx)
+    # WHERE may read variables from before the WITH (not after aggregation): rows then keep their source.
+    needs_source = False
+    if where is not None:
+        check_functions(where)
+        check_scope(where, set(names) if aggregating else in_scope | set(names))
+        needs_source = bool(free_vars(where) & (in_scope - set(names)))
 
     rows: Iterable[Row]
     if aggregating:
@@ -115,14 +121,25 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
                 _check_grouping(it.expr, keys, key_vars, in_scope)
         rows = _aggregate(records, items, aggs, ctx)
     else:
-        rows = _plain(records, items, ctx, keep_source=bool(order) and not proj.distinct)
+        rows = _plain(records, items, ctx, keep_source=(bool(order) and not proj.distinct) or needs_source)
+    if where is not None and proj.distinct and needs_source:
+        rows = _where(rows, where, ctx)  # the source rows that DISTINCT would merge are filtered one by one
+        where = None
     if proj.distinct:
         rows = _distinct(rows, names)
     if order:
         rows = _sort(rows, order, ctx)
     if skip or limit is not None:
         rows = itertools.islice(rows, skip or 0, None if limit is None else (skip or 0) + limit)
+    if where is not None:
+        rows = _where(rows, where, ctx)
     return (out for out, _ in rows), names
+
+
+def _where(rows: Iterable[Row], where: A.Expr, ctx: Context) -> Iterator[Row]:
+    for out, src in rows:
+        if truth(evaluate(where, out if src is None else {**src, **out}, ctx)) is True:
+            yield out, src
 
 
 def _plain(records: Iterable[Record], items: list[A.ReturnItem], ctx: Context,
