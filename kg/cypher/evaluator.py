@@ -12,7 +12,7 @@ from kg.cypher import ast as A
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherTypeError
 from kg.cypher.functions import AGGREGATES, FUNCTIONS
-from kg.cypher.operators import arithmetic, compare_values, in_list
+from kg.cypher.operators import arithmetic, check_int, compare_values, in_list
 from kg.cypher.values import (
     LABEL_ATTR,
     TYPE_ATTR,
@@ -118,7 +118,7 @@ def _unary(e: A.Unary, rec: Record, ctx: Context) -> Any:
         return None
     if not is_number(v):
         raise CypherTypeError(f"unary {e.op} expects a number, got {type_name(v)}")
-    return -v if e.op == "-" else v
+    return check_int(-v) if e.op == "-" else v
 
 
 def _binary(e: A.Binary, rec: Record, ctx: Context) -> Any:

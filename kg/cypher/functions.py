@@ -216,6 +216,11 @@ def _is_empty(g: nx.MultiDiGraph, a: list[Any]) -> Any:
     raise bad_argument("isEmpty", v, "a list, map or string")
 
 
+_TRIG: dict[str, Callable[[float], float]] = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
+    "atan": math.atan, "degrees": math.degrees, "radians": math.radians,
+    "cot": lambda x: 1 / math.tan(x) if math.tan(x) else math.inf, "haversin": lambda x: (1 - math.cos(x)) / 2,
+}
 # name -> (function, min args, max args)
 FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "id": (_id, 1, 1), "elementid": (_id, 1, 1), "labels": (_labels, 1, 1), "type": (_type, 1, 1),
@@ -245,6 +250,9 @@ FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "round": (_num_fn("round", round_half_up), 1, 2), "sign": (_num_fn("sign", _sign), 1, 1),
     "sqrt": (_num_fn("sqrt", _safe(math.sqrt)), 1, 1), "log": (_num_fn("log", _safe(math.log)), 1, 1),
     "log10": (_num_fn("log10", _safe(math.log10)), 1, 1), "exp": (_num_fn("exp", _safe(math.exp)), 1, 1),
+    **{name: (_num_fn(name, _safe(op)), 1, 1) for name, op in _TRIG.items()},
+    "atan2": (_num_fn("atan2", lambda y, x: math.atan2(y, x)), 2, 2),
+    "isnan": (_num_fn("isNaN", lambda x: isinstance(x, float) and math.isnan(x)), 1, 1),
     "rand": (lambda g, a: random.random(), 0, 0), "pi": (lambda g, a: math.pi, 0, 0),
     "e": (lambda g, a: math.e, 0, 0),
     "exists": (lambda g, a: a[0] is not None, 1, 1),

@@ -117,7 +117,8 @@ class ExprParser(AtomParser):
                 self.advance()  # -9223372036854775808: the one literal whose magnitude needs the minus
                 return Literal(-INT_MAX - 1)
             operand = self._unary()
-            if op == "-" and isinstance(operand, Literal) and type(operand.value) in (int, float):
+            if (op == "-" and isinstance(operand, Literal) and type(operand.value) in (int, float)
+                    and operand.value != -INT_MAX - 1):  # -(-2**63) overflows: left to run time
                 return Literal(-operand.value)
             return Unary(op, operand)
         return self._postfix()
@@ -195,8 +196,8 @@ class ExprParser(AtomParser):
         pattern = self._try_pattern()
         if pattern is not None:
             if not self.bare_pattern_ok:
-                raise UnsupportedCypher(
-                    "pattern expressions outside WHERE (use EXISTS { ... } or COUNT { ... })"
+                raise CypherSyntaxError(
+                    "pattern expressions are allowed only in WHERE and size() (use EXISTS { ... } or COUNT { ... })"
                 )
             return PatternExpr("exists", (pattern,), None)
         self.i = start

@@ -9,7 +9,7 @@ from typing import Any
 
 from kg.cypher import ast as A
 from kg.cypher.aggregate import Accumulator
-from kg.cypher.analysis import aggregates_in, check_functions, check_scope, children, free_vars, is_aggregate
+from kg.cypher.analysis import aggregates_in, check_functions, check_scope, children, free_vars, is_aggregate, walk
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherSyntaxError
 from kg.cypher.evaluator import evaluate, truth
@@ -38,8 +38,9 @@ def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
 
 def _check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope: set[str],
                     local: frozenset[str] = frozenset()) -> None:
-    """Non-aggregated parts of an aggregating item may only use grouping keys (as in Neo4j)."""
-    if any(expr == k for k in keys) or is_aggregate(expr):
+    """Non-aggregated parts of an aggregating item may only use grouping keys (as in Neo4j): variables and
+    property reads that are keys; a compound key such as `a.x + b.x` is ambiguous inside the item."""
+    if is_aggregate(expr) or (_simple(expr) and any(expr == k for k in keys)):
         return
     if isinstance(expr, A.Var):
         if expr.name not in local:
@@ -59,6 +60,12 @@ def _check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope:
         _check_grouping(child, keys, key_vars, scope, local)
 
 
+def _simple(expr: A.Expr) -> bool:
+    while isinstance(expr, A.Prop):
+        expr = expr.subject
+    return isinstance(expr, A.Var)
+
+
 def _count(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
     if expr is None:
         return None
@@ -66,8 +73,15 @@ def _count(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
         raise CypherSyntaxError(f"{what} must be a constant or parameter, not depend on variables")
     value = evaluate(expr, {}, ctx)
     if type(value) is not int or value < 0:
-        raise CypherError(f"{what} expects a non-negative integer, got {type_name(value)} {value!r}")
+        raise CypherSyntaxError(f"{what} expects a non-negative integer, got {type_name(value)} {value!r}")
     return value
+
+
+def _page(rows: Iterable[Row], proj: A.Projection, ctx: Context) -> Iterator[Row]:
+    """SKIP/LIMIT that read parameters: checked when the first row is asked for, as at run time in Neo4j."""
+    skip = _count(proj.skip, "SKIP", ctx) or 0
+    limit = _count(proj.limit, "LIMIT", ctx)
+    yield from itertools.islice(rows, skip, None if limit is None else skip + limit)
 
 
 def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx: Context,
@@ -91,6 +105,11 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
     aggregating = any(aggs)
     mapping = [(it.expr, A.Var(it.alias)) for it in items]
     order = [(substitute(e, mapping), desc) for e, desc in proj.order]
+    if aggregating:
+        keys = [it.expr for it, a in zip(items, aggs, strict=False) if not a] + [A.Var(n) for n in names]
+        for e, _ in proj.order:
+            if aggregates_in(e):
+                _check_grouping(e, keys, {n for n in names}, in_scope)
     order_scope = set(names) if aggregating or proj.distinct else in_scope | set(names)
     for e, _ in order:
         check_functions(e)
@@ -103,8 +122,9 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
             ) from None
         if aggregates_in(e):
             raise CypherSyntaxError("ORDER BY may only use an aggregate that also appears as a RETURN/WITH item")
-    skip = _count(proj.skip, "SKIP", ctx)
-    limit = _count(proj.limit, "LIMIT", ctx)
+    lazy_page = any(isinstance(x, A.Param) for e in (proj.skip, proj.limit) if e is not None for x in walk(e))
+    skip = None if lazy_page else _count(proj.skip, "SKIP", ctx)
+    limit = None if lazy_page else _count(proj.limit, "LIMIT", ctx)
     # WHERE may read variables from before the WITH (not after aggregation): rows then keep their source.
     needs_source = False
     if where is not None:
@@ -129,7 +149,9 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
         rows = _distinct(rows, names)
     if order:
         rows = _sort(rows, order, ctx)
-    if skip or limit is not None:
+    if lazy_page:
+        rows = _page(rows, proj, ctx)
+    elif skip or limit is not None:
         rows = itertools.islice(rows, skip or 0, None if limit is None else (skip or 0) + limit)
     if where is not None:
         rows = _where(rows, where, ctx)

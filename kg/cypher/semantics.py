@@ -55,6 +55,14 @@ def static_type(e: A.Expr, env: Env) -> str | None:
     return None
 
 
+def _element_type(source: A.Expr) -> str | None:
+    """The type every element of a literal list has, if they share one (nulls aside)."""
+    if not isinstance(source, A.Literal) or not isinstance(source.value, list):
+        return None
+    kinds = {type_name(v) for v in source.value if v is not None}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def _want(e: A.Expr, env: Env, accepted: tuple[str, ...], what: str) -> None:
     t = static_type(e, env)
     if t is not None and t != NULL and t not in accepted:
@@ -96,7 +104,7 @@ class _Checker:
                 new[name] = kind
             elif before == kind == REL and name in new:
                 raise _fail(f"relationship variable `{name}` is used twice in one pattern")
-            elif before not in (None, kind):
+            elif before not in (None, NULL, kind):
                 raise _fail(f"variable `{name}` is a {before}, it cannot be used as a {kind} here")
             else:
                 new.setdefault(name, kind)
@@ -172,9 +180,9 @@ class _Checker:
             return
         elif isinstance(e, A.Prop):
             t = static_type(e.subject, env)
-            if t in (PATH, LIST):
+            if t == PATH:
                 raise _fail(f"cannot read property `{e.key}` of a {t}")
-            if t in (*_NUMBERS, "String", BOOL):
+            if t in (*_NUMBERS, "String", BOOL, LIST):
                 raise CypherTypeError(f"cannot read property `{e.key}` of a {t}")
         elif isinstance(e, A.Unary) and e.op == "NOT":
             _want(e.operand, env, (BOOL,), "NOT expects a boolean")
@@ -202,7 +210,7 @@ class _Checker:
 
     def _local(self, e: A.ListComp | A.Quantifier | A.Reduce, env: Env) -> None:
         self.expr(e.source, env)
-        inner = {**env, e.var: None}
+        inner = {**env, e.var: _element_type(e.source)}
         parts: list[A.Expr | None]
         if isinstance(e, A.Reduce):
             self.expr(e.init, env)
