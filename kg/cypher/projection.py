@@ -36,7 +36,7 @@ def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
     return replace(expr, **changes)  # type: ignore[type-var]
 
 
-def _check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope: set[str],
+def check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope: set[str],
                     local: frozenset[str] = frozenset()) -> None:
     """Non-aggregated parts of an aggregating item may only use grouping keys (as in Neo4j): variables and
     property reads that are keys; a compound key such as `a.x + b.x` is ambiguous inside the item."""
@@ -57,7 +57,7 @@ def _check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope:
     if isinstance(expr, (A.ListComp, A.Quantifier, A.Reduce)):
         local = local | {expr.var} | ({expr.acc} if isinstance(expr, A.Reduce) else set())
     for child in children(expr):
-        _check_grouping(child, keys, key_vars, scope, local)
+        check_grouping(child, keys, key_vars, scope, local)
 
 
 def _simple(expr: A.Expr) -> bool:
@@ -109,7 +109,7 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
         keys = [it.expr for it, a in zip(items, aggs, strict=False) if not a] + [A.Var(n) for n in names]
         for e, _ in proj.order:
             if aggregates_in(e):
-                _check_grouping(e, keys, {n for n in names}, in_scope)
+                check_grouping(e, keys, {n for n in names}, in_scope)
     order_scope = set(names) if aggregating or proj.distinct else in_scope | set(names)
     for e, _ in order:
         check_functions(e)
@@ -138,7 +138,7 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
         key_vars = {e.name for e in keys if isinstance(e, A.Var)}
         for it, a in zip(items, aggs, strict=False):
             if a:
-                _check_grouping(it.expr, keys, key_vars, in_scope)
+                check_grouping(it.expr, keys, key_vars, in_scope)
         rows = _aggregate(records, items, aggs, ctx)
     else:
         rows = _plain(records, items, ctx, keep_source=(bool(order) and not proj.distinct) or needs_source)

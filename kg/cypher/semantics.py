@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from kg.cypher import ast as A
-from kg.cypher.analysis import aggregates_in, children, is_aggregate, walk
+from kg.cypher.analysis import aggregates_in, check_functions, children, is_aggregate, walk
 from kg.cypher.errors import CypherSyntaxError, CypherTypeError
-from kg.cypher.projection import substitute
+from kg.cypher.projection import check_grouping, substitute
 from kg.cypher.values import type_name
 
 # Static types are the names `type_name` gives values; None means "not known before running".
@@ -80,7 +80,7 @@ class _Checker:
             if isinstance(clause, A.Match):
                 self.match(clause)
             elif isinstance(clause, A.Unwind):
-                self.expr(clause.expr, self.env)
+                self.top(clause.expr, self.env)
                 if clause.var in self.env:
                     raise _fail(f"variable `{clause.var}` is already defined")
                 self.env[clause.var] = None
@@ -124,7 +124,7 @@ class _Checker:
         for p in patterns:
             for part in (*p.nodes, *p.rels):
                 if part.props is not None:
-                    self.expr(part.props, inner)
+                    self.top(part.props, inner)
         return {k: v for k, v in new.items() if k not in env}
 
     def match(self, clause: A.Match) -> None:
@@ -132,8 +132,13 @@ class _Checker:
         if clause.where is not None:
             self.predicate(clause.where, self.env, "WHERE")
 
-    def predicate(self, e: A.Expr, env: Env, what: str) -> None:
+    def top(self, e: A.Expr, env: Env) -> None:
+        """Checks of an expression that a clause holds (not one nested in another expression)."""
+        check_functions(e)
         self.expr(e, env)
+
+    def predicate(self, e: A.Expr, env: Env, what: str) -> None:
+        self.top(e, env)
         _want(e, env, (BOOL,), f"{what} expects a boolean")
         if aggregates_in(e):
             raise _fail(f"aggregate functions are not allowed in {what} (aggregate in WITH first)")
@@ -141,16 +146,30 @@ class _Checker:
     def projection(self, proj: A.Projection, where: A.Expr | None) -> None:
         before = self.env
         after: Env = dict(before) if proj.star else {}
-        aggregating = False
+        aggs = []
         for it in proj.items:
-            self.expr(it.expr, before)
-            aggregating = aggregating or bool(aggregates_in(it.expr))
+            self.top(it.expr, before)
+            aggs.append(aggregates_in(it.expr))
             after[it.alias] = static_type(it.expr, before)
+        aggregating = any(aggs)
+        if aggregating:
+            keys = [it.expr for it, a in zip(proj.items, aggs, strict=True) if not a]
+            key_vars = {e.name for e in keys if isinstance(e, A.Var)}
+            for it, a in zip(proj.items, aggs, strict=True):
+                if a:
+                    check_grouping(it.expr, keys, key_vars, set(before))
+            keys += [A.Var(it.alias) for it in proj.items]
+            for e, _ in proj.order:
+                if aggregates_in(e):
+                    check_grouping(e, keys, key_vars | {it.alias for it in proj.items}, set(before))
+        for what, e in (("SKIP", proj.skip), ("LIMIT", proj.limit)):
+            if isinstance(e, A.Literal) and (type(e.value) is not int or e.value < 0):
+                raise _fail(f"{what} expects a non-negative integer, got {type_name(e.value)} {e.value!r}")
         # ORDER BY and WITH's WHERE also see the variables from before the projection, unless it aggregates.
         visible = after if aggregating else {**before, **after}
         mapping = [(it.expr, A.Var(it.alias)) for it in proj.items]
         for e, _ in proj.order:
-            self.expr(substitute(e, mapping), visible)
+            self.top(substitute(e, mapping), visible)
         if where is not None:
             self.predicate(where, visible, "WHERE")
         self.env = after
