@@ -58,6 +58,34 @@ def free_vars(expr: A.Expr) -> set[str]:
             out.update(pattern_vars(e.patterns))
         elif isinstance(e, A.PatternComp):
             out.update(pattern_vars((e.pattern,)))
+        elif isinstance(e, A.Subquery):
+            out.update(subquery_names(e.query))
+    return out
+
+
+def subquery_names(query: A.SingleQuery) -> set[str]:
+    """Every name a subquery's clauses mention (a superset of the outer variables it reads)."""
+    out: set[str] = set()
+    for clause in query.clauses:
+        if isinstance(clause, A.Match):
+            out.update(pattern_vars(clause.patterns))
+            for p in clause.patterns:
+                for part in (*p.nodes, *p.rels):
+                    if part.props is not None:
+                        out |= free_vars(part.props)
+        exprs: list[A.Expr | None] = []
+        if isinstance(clause, A.Match | A.Call):
+            exprs.append(clause.where)
+        elif isinstance(clause, A.Unwind):
+            exprs.append(clause.expr)
+        elif isinstance(clause, A.With | A.Return):
+            proj = clause.proj
+            exprs += [it.expr for it in proj.items] + [e for e, _ in proj.order] + [proj.skip, proj.limit]
+            if isinstance(clause, A.With):
+                exprs.append(clause.where)
+        for x in exprs:
+            if x is not None:
+                out |= free_vars(x)
     return out
 
 

@@ -184,6 +184,14 @@ class PatternExpr(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Subquery(Expr):
+    """EXISTS { MATCH ... [WITH ...] [RETURN ...] } ('exists') or COUNT { ... } ('count') with clauses."""
+
+    kind: str
+    query: SingleQuery
+
+
+@dataclass(frozen=True, slots=True)
 class PatternComp(Expr):
     pattern: PathPattern
     where: Expr | None

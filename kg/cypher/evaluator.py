@@ -275,6 +275,15 @@ def _pattern_expr(e: A.PatternExpr, rec: Record, ctx: Context) -> Any:
     return sum(1 for _ in matches)
 
 
+def _subquery(e: A.Subquery, rec: Record, ctx: Context) -> Any:
+    from kg.cypher.executor import subquery_rows  # the executor imports this module
+
+    rows = subquery_rows(e.query, ctx, rec)
+    if e.kind == "exists":
+        return next(rows, None) is not None
+    return sum(1 for _ in rows)
+
+
 def _pattern_comp(e: A.PatternComp, rec: Record, ctx: Context) -> Any:
     return [evaluate(e.proj, r, ctx) for r in ctx.match((e.pattern,), e.where, rec)]
 
@@ -288,5 +297,5 @@ _DISPATCH: dict[type, Callable[[Any, Record, Context], Any]] = {
     A.MapProj: _map_proj, A.Unary: _unary, A.Binary: _binary, A.Compare: _compare,
     A.BoolOp: _boolop, A.IsNull: _is_null, A.HasLabels: _has_labels, A.FuncCall: _call,
     A.Case: _case, A.ListComp: _list_comp, A.Quantifier: _quantifier, A.Reduce: _reduce,
-    A.PatternExpr: _pattern_expr, A.PatternComp: _pattern_comp,
+    A.PatternExpr: _pattern_expr, A.PatternComp: _pattern_comp, A.Subquery: _subquery,
 }

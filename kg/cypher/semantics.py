@@ -191,6 +191,11 @@ class _Checker:
         elif isinstance(e, A.PatternExpr):
             self._pattern_expr(e, env)
             return
+        elif isinstance(e, A.Subquery):
+            inner = _Checker()
+            inner.env = dict(env)
+            inner.single(e.query)
+            return
         elif isinstance(e, A.PatternComp):
             inner = {**env, **self.patterns((e.pattern,), env)}
             for part in (e.where, e.proj):

@@ -605,7 +605,6 @@ def test_hypothesis_write_keywords_never_pass(word: str, mask: int, before: str,
     ("RETURN date('2024-01-01')", "date"),
     ("MATCH (n) USING INDEX n:Paper(id) RETURN n", "USING"),
     ("EXPLAIN MATCH (n) RETURN n", "EXPLAIN"),
-    ("MATCH (n) WHERE EXISTS { MATCH (n)-->(m) RETURN m } RETURN n", "subqueries"),
     ("MATCH (a {id: 'P1'}), (b {id: 'qa'}) MATCH p = shortestPath((a)-[*]-(b)) "
      "WHERE length(p) > 1 RETURN p", "shortestPath"),
     ("RETURN 1 IS :: INTEGER", "IS"),

@@ -142,3 +142,14 @@ def test_math_functions() -> None:
     out = rows("RETURN sin(0), cos(0), atan2(1, 1), degrees(pi()), isNaN(0.0 / 0.0), cot(0)")[0]
     assert out[:2] == [0.0, 1.0] and math.isclose(out[2], math.pi / 4) and math.isclose(out[3], 180.0)
     assert out[4] is True and out[5] == math.inf
+
+
+def test_full_exists_and_count_subqueries() -> None:
+    q = "MATCH (n) WHERE exists { MATCH (n)-->(m) WITH n, count(*) AS c WHERE c = 1 RETURN true } RETURN n.name"
+    assert sorted(rows(q)) == [["A"], ["B"]]
+    q = "MATCH (n) RETURN n.name, COUNT { MATCH (n)-->(m) MATCH (m)-->(x) RETURN x } AS k ORDER BY n.name"
+    assert rows(q) == [["A", 1], ["B", 0], ["C", 0]]
+    q = "MATCH (n) WHERE EXISTS { MATCH (m) WHERE EXISTS { (n)-->(m) } } RETURN n.name ORDER BY n.name"
+    assert rows(q) == [["A"], ["B"]]
+    with pytest.raises(CypherSyntaxError, match="not defined"):
+        parse("MATCH (n) WHERE EXISTS { MATCH (n)-->(m) RETURN z } RETURN n")
