@@ -118,9 +118,10 @@ def _call(records: Iterable[Record], clause: A.Call, scope: list[str],
     return run(), scope + new_vars
 
 
-def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[str]]:
-    records: Iterator[Record] = iter([{}])
-    scope: list[str] = []
+def _single(query: A.SingleQuery, ctx: Context, outer: Record | None = None) -> tuple[Iterator[Record], list[str]]:
+    """One query part; `outer` is the record an EXISTS/COUNT { ... } subquery starts from."""
+    records: Iterator[Record] = iter([dict(outer or {})])
+    scope: list[str] = list(outer or {})
     for clause in query.clauses:
         if isinstance(clause, A.Match):
             records, scope = _match_clause(records, clause, scope, ctx)
@@ -129,19 +130,16 @@ def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[
         elif isinstance(clause, A.Call):
             records, scope = _call(records, clause, scope, ctx)
         elif isinstance(clause, A.With):
-            records, scope = project(records, clause.proj, scope, ctx, is_with=True)
-            if clause.where is not None:
-                _check_where(clause.where, set(scope))
-                records = _filter(records, clause.where, ctx)
+            # WITH's WHERE is the projection's: it also sees the variables from before the WITH.
+            records, scope = project(records, clause.proj, scope, ctx, is_with=True, where=clause.where)
         else:
             return project(records, clause.proj, scope, ctx, is_with=False)
     return records, scope  # a standalone CALL
 
 
-def _filter(records: Iterable[Record], where: A.Expr, ctx: Context) -> Iterator[Record]:
-    for rec in records:
-        if truth(evaluate(where, rec, ctx)) is True:
-            yield rec
+def subquery_rows(query: A.SingleQuery, ctx: Context, outer: Record) -> Iterator[Record]:
+    """Rows of an EXISTS/COUNT { ... } subquery run for one outer record."""
+    return _single(query, ctx, outer)[0]
 
 
 def execute(query: A.Query, ctx: Context) -> tuple[list[str], Iterator[list[Any]]]:

@@ -109,6 +109,7 @@ def parse_feature(path: Path, root: Path) -> list[Scenario]:
             name = line.split(":", 1)[1].strip()
             current = Scenario(rel, name, i, list(background), frozenset(tags))
             tags = set()
+            last_kw = background[-1].keyword if background else "Given"
             target = current.steps
             continue
         if line.startswith("Examples:"):

@@ -109,9 +109,7 @@ class Materialiser:
                 elif isinstance(clause, A.Unwind):
                     it, scope = _unwind(records, clause, scope, ctx)
                 elif isinstance(clause, A.With):
-                    it, scope = project(records, clause.proj, scope, ctx, is_with=True)
-                    if clause.where is not None:
-                        it = [r for r in it if evaluate(clause.where, r, ctx) is True]
+                    it, scope = project(records, clause.proj, scope, ctx, is_with=True, where=clause.where)
                 elif isinstance(clause, A.Return):
                     it, scope = project(records, clause.proj, scope, ctx, is_with=False)
                 else:

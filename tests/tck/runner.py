@@ -80,6 +80,9 @@ def skip_reason(sc: Scenario) -> str | None:
             return "writes (side effects expected)"
         if st.keyword == "When" and st.doc is not None and _is_write(st.doc):
             return "writes (query with a write clause)"
+        if st.keyword == "Given" and st.text.startswith("there exists a procedure"):
+            # Registering a procedure changes the database; kg's engine has only its built-in db.* ones.
+            return "declares a user-defined procedure"
     return None
 
 
@@ -103,8 +106,6 @@ def _setup(sc: Scenario) -> tuple[nx.MultiDiGraph, dict[str, Any]]:
             mat.run(st.doc or "")
         elif text.startswith("parameters are"):
             params.update(_table_params(st))
-        elif text.startswith("there exists a procedure"):
-            raise Unrepresentable("user-defined procedures (kg calls only db.labels/relationshipTypes/propertyKeys)")
         else:
             raise ValueError(f"unknown step 'Given {text}'")
     return mat.graph, params
