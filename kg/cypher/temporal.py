@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherArgumentError
 
 NS = 1_000_000_000
 DAY_NS = 86_400 * NS
@@ -225,7 +225,7 @@ def zone(name: str) -> zoneinfo.ZoneInfo:
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise CypherError(f"unknown time zone {name!r} (expected an offset like '+01:00' or a name like "
+        raise CypherArgumentError(f"unknown time zone {name!r} (expected an offset like '+01:00' or a name like "
                           "'Europe/Stockholm')") from None
 
 

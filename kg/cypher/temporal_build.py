@@ -8,7 +8,7 @@ from math import trunc
 from typing import Any
 
 from kg.cypher.context import _ACTIVE
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherArgumentError, CypherTypeError
 from kg.cypher.temporal import (
     AVG_MONTH_S,
     DAY_NS,
@@ -50,7 +50,7 @@ _TIMED = ("localtime", "time", "localdatetime", "datetime")
 
 def frac(v: Any, what: str) -> Fraction:
     if not is_number(v) or isinstance(v, bool):
-        raise CypherError(f"{what} must be a number, got {type_name(v)}")
+        raise CypherTypeError(f"{what} must be a number, got {type_name(v)}")
     return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)  # repr: 0.1 means one tenth
 
 
@@ -74,7 +74,7 @@ def duration_from_map(m: dict[str, Any]) -> Duration:
     for key, v in m.items():
         k = key.lower()
         if k not in _DURATION_KEYS:
-            raise CypherError(f"duration() got an unknown field {key!r} (expected {', '.join(_DURATION_KEYS)})")
+            raise CypherArgumentError(f"duration() got an unknown field {key!r} (expected {', '.join(_DURATION_KEYS)})")
         if v is None:
             continue
         slot = 0 if k in ("years", "quarters", "months") else 1 if k in ("weeks", "days") else \
@@ -90,7 +90,7 @@ def to_duration(arg: Any) -> Duration | None:
         return parse_duration(arg)
     if isinstance(arg, dict):
         return duration_from_map(arg)
-    raise CypherError(f"duration() expects a string or a map, got {type_name(arg)}")
+    raise CypherTypeError(f"duration() expects a string or a map, got {type_name(arg)}")
 
 
 # --- the clock: one instant per query for .statement and .transaction (and the plain forms) ---
@@ -127,7 +127,7 @@ def convert(kind: str, dt: DateTime) -> Temporal:
 
 def _int(v: Any, key: str) -> int:
     if type(v) is not int:
-        raise CypherError(f"field {key} must be an integer, got {type_name(v)}")
+        raise CypherTypeError(f"field {key} must be an integer, got {type_name(v)}")
     return v
 
 
@@ -141,7 +141,7 @@ def resolve_date(keys: dict[str, Any], base: int | None) -> int:
     year, month, day, week, dow, ordinal, quarter, doq = _pop(
         keys, "year", "month", "day", "week", "dayofweek", "ordinalday", "quarter", "dayofquarter")
     if base is None and year is None:
-        raise CypherError("a date needs a year (or a `date` to start from)")
+        raise CypherArgumentError("a date needs a year (or a `date` to start from)")
     by, bm, bd = civil_from_days(base) if base is not None else (0, 1, 1)
     if week is not None or dow is not None and month is None and day is None:
         bwy, bw = iso_week(base) if base is not None else (0, 1)
@@ -149,12 +149,12 @@ def resolve_date(keys: dict[str, Any], base: int | None) -> int:
         w = week if week is not None else bw
         wd = dow if dow is not None else (weekday(base) if base is not None else 1)
         if not (1 <= w <= (week_one(y + 1) - week_one(y)) // 7 and 1 <= wd <= 7):
-            raise CypherError(f"invalid week date: year {y}, week {w}, day of week {wd}")
+            raise CypherArgumentError(f"invalid week date: year {y}, week {w}, day of week {wd}")
         return week_one(y) + (w - 1) * 7 + wd - 1
     y = year if year is not None else by
     if ordinal is not None:
         if not 1 <= ordinal <= days_from_civil(y + 1, 1, 1) - days_from_civil(y, 1, 1):
-            raise CypherError(f"invalid ordinal day {ordinal} of year {y}")
+            raise CypherArgumentError(f"invalid ordinal day {ordinal} of year {y}")
         return days_from_civil(y, 1, 1) + ordinal - 1
     if quarter is not None or doq is not None:
         base_q = (bm - 1) // 3 + 1
@@ -162,7 +162,7 @@ def resolve_date(keys: dict[str, Any], base: int | None) -> int:
         dq = doq if doq is not None else (base - days_from_civil(by, 3 * base_q - 2, 1) + 1 if base is not None else 1)
         start = days_from_civil(y, 3 * q - 2, 1) if 1 <= q <= 4 else None
         if start is None or not 1 <= dq <= days_from_civil(y + (q == 4), 1 if q == 4 else 3 * q + 1, 1) - start:
-            raise CypherError(f"invalid quarter date: year {y}, quarter {q}, day {dq}")
+            raise CypherArgumentError(f"invalid quarter date: year {y}, quarter {q}, day {dq}")
         return start + dq - 1
     return check_date(y, month if month is not None else bm, day if day is not None else bd)
 
@@ -176,14 +176,15 @@ def resolve_time(keys: dict[str, Any], base: int | None, additive: bool = False)
     limits = ((ms, 999), (us, 999 if ms is not None else 999_999),
               (ns, 999 if ms is not None or us is not None else 999_999_999))
     if any(v is not None and not 0 <= v <= top for v, top in limits):
-        raise CypherError("invalid sub-second fields (millisecond < 1000, microsecond and nanosecond within it)")
+        raise CypherArgumentError("invalid sub-second fields (millisecond < 1000, microsecond and nanosecond "
+                                  "within it)")
     sub = None if ms is us is ns is None else (ms or 0) * 1_000_000 + (us or 0) * 1000 + (ns or 0)
     f = (bf + (sub or 0)) if additive else (sub if sub is not None else bf)
     h = h if h is not None else bh
     mi = mi if mi is not None else bmi
     s = s if s is not None else bs
     if not (0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 59 and 0 <= f < NS):
-        raise CypherError(f"invalid time: hour {h}, minute {mi}, second {s}")
+        raise CypherArgumentError(f"invalid time: hour {h}, minute {mi}, second {s}")
     return (h * 3600 + mi * 60 + s) * NS + f
 
 
@@ -199,7 +200,7 @@ def _days(v: Any, key: str) -> int | None:
     if v is None:
         return None
     if not has_date(v):
-        raise CypherError(f"`{key}` must be a temporal value with a date, got {type_name(v)}")
+        raise CypherTypeError(f"`{key}` must be a temporal value with a date, got {type_name(v)}")
     return v.days
 
 
@@ -207,14 +208,14 @@ def _nanos(v: Any, key: str) -> int | None:
     if v is None:
         return None
     if not has_time(v):
-        raise CypherError(f"`{key}` must be a temporal value with a time, got {type_name(v)}")
+        raise CypherTypeError(f"`{key}` must be a temporal value with a time, got {type_name(v)}")
     return v.nanos
 
 
 def assemble(kind: str, keys: dict[str, Any], days: int, nanos: int, src_zone: tuple[str | None, int] | None,
              tz: Any, convert_tz: bool) -> Temporal:
     if keys:
-        raise CypherError(f"{kind}() got unknown or inapplicable field(s): {', '.join(sorted(keys))}")
+        raise CypherArgumentError(f"{kind}() got unknown or inapplicable field(s): {', '.join(sorted(keys))}")
     if kind == "date":
         return Date(days)
     if kind == "localtime":
@@ -261,9 +262,9 @@ def construct(kind: str, arg: Any) -> Temporal | None:
         if has_date(arg) and has_time(arg):
             return from_map(kind, {"datetime": arg})
         if (kind in _DATED) != has_date(arg):
-            raise CypherError(f"{kind}() cannot be made from a {type_name(arg)}")
+            raise CypherTypeError(f"{kind}() cannot be made from a {type_name(arg)}")
         return from_map(kind, {"date": arg} if has_date(arg) else {"time": arg})
-    raise CypherError(f"{kind}() expects a map, a string or a temporal value, got {type_name(arg)}")
+    raise CypherTypeError(f"{kind}() expects a map, a string or a temporal value, got {type_name(arg)}")
 
 
 # --- truncation ---
@@ -295,23 +296,24 @@ def truncate(kind: str, unit: Any, value: Any, m: Any = None) -> Temporal | None
     if value is None or unit is None:
         return None
     if not isinstance(unit, str) or unit.lower() not in _DATE_UNITS + tuple(_TIME_UNITS):
-        raise CypherError(f"unknown truncation unit {unit!r} (expected one of millennium, century, decade, year, "
-                          "weekYear, quarter, month, week, day, hour, minute, second, millisecond, microsecond)")
+        raise CypherArgumentError(f"unknown truncation unit {unit!r} (expected one of millennium, century, decade, "
+                                  "year, weekYear, quarter, month, week, day, hour, minute, second, millisecond, "
+                                  "microsecond)")
     if not isinstance(value, Temporal) or isinstance(value, Duration):
-        raise CypherError(f"{kind}.truncate() expects a temporal value, got {type_name(value)}")
+        raise CypherTypeError(f"{kind}.truncate() expects a temporal value, got {type_name(value)}")
     if m is not None and not isinstance(m, dict):
-        raise CypherError(f"{kind}.truncate() expects a map of fields, got {type_name(m)}")
+        raise CypherTypeError(f"{kind}.truncate() expects a map of fields, got {type_name(m)}")
     u = unit.lower()
     keys = {k.lower(): v for k, v in (m or {}).items() if v is not None}
     tz = keys.pop("timezone", None)
     days = nanos = 0
     if kind in _DATED:
         if not has_date(value) or u not in _DATE_UNITS and kind == "date":
-            raise CypherError(f"cannot truncate a {type_name(value)} to a {kind} at unit {unit!r}")
+            raise CypherArgumentError(f"cannot truncate a {type_name(value)} to a {kind} at unit {unit!r}")
         days = resolve_date(keys, _truncate_days(u, value.days))
     if kind in _TIMED:
         if u in _DATE_UNITS and u != "day" and kind in ("localtime", "time"):
-            raise CypherError(f"cannot truncate a {kind} to unit {unit!r}")
+            raise CypherArgumentError(f"cannot truncate a {kind} to unit {unit!r}")
         base = value.nanos if has_time(value) else 0
         step = _TIME_UNITS.get(u, DAY_NS)
         nanos = resolve_time(keys, base // step * step, additive=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherArgumentError, CypherTypeError
 from kg.cypher.temporal import (
     DAY_NS,
     NS,
@@ -87,7 +87,7 @@ def component(v: Temporal, key: str) -> Any:
             return v.offset
         if isinstance(v, DateTime) and k in ("epochseconds", "epochmillis"):
             return v.epoch_nanos() // (NS if k == "epochseconds" else 1_000_000)
-    raise CypherError(f"a {type_name(v)} has no component `{key}`")
+    raise CypherArgumentError(f"a {type_name(v)} has no component `{key}`")
 
 
 # --- arithmetic ---
@@ -117,7 +117,7 @@ def _scale(d: Duration, factor: Any, divide: bool) -> Duration:
     f = frac(factor, "a duration factor")
     if divide:
         if f == 0:
-            raise CypherError("division of a duration by zero")
+            raise CypherArgumentError("division of a duration by zero")
         f = 1 / f
     return approx_duration(d.months * f, d.days * f, d.seconds * f, d.nanos * f)
 
@@ -138,7 +138,7 @@ def arithmetic(op: str, a: Any, b: Any) -> Any:
     if op == "/" and da and is_number(b):
         return _scale(a, b, divide=True)
     hint = " (use duration.between for the time between two values)" if op == "-" else ""
-    raise CypherError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}{hint}")
+    raise CypherTypeError(f"cannot apply {op} to {type_name(a)} and {type_name(b)}{hint}")
 
 
 # --- duration.between and friends ---
@@ -165,7 +165,7 @@ def between(a: Any, b: Any, unit: str | None) -> Duration | None:
         return None
     for v in (a, b):
         if not isinstance(v, Temporal) or isinstance(v, Duration):
-            raise CypherError(f"duration.between() expects two temporal values, got {type_name(v)}")
+            raise CypherTypeError(f"duration.between() expects two temporal values, got {type_name(v)}")
     za = (a.zone if isinstance(a, DateTime) else None, a.offset) if isinstance(a, (Time, DateTime)) else None
     zb = (b.zone if isinstance(b, DateTime) else None, b.offset) if isinstance(b, (Time, DateTime)) else None
     a_days = a.days if has_date(a) else (b.days if has_date(b) else 0)
@@ -225,7 +225,7 @@ def _from_epoch(seconds: Any, nanos: Any) -> Any:
     if seconds is None or nanos is None:
         return None
     if type(seconds) is not int or type(nanos) is not int:
-        raise CypherError("datetime.fromepoch() expects integer seconds and nanoseconds")
+        raise CypherTypeError("datetime.fromepoch() expects integer seconds and nanoseconds")
     return at_instant(seconds * NS + nanos, None, 0)
 
 
@@ -233,7 +233,7 @@ def _from_epoch_millis(millis: Any) -> Any:
     if millis is None:
         return None
     if type(millis) is not int:
-        raise CypherError("datetime.fromepochmillis() expects integer milliseconds")
+        raise CypherTypeError("datetime.fromepochmillis() expects integer milliseconds")
     return at_instant(millis * 1_000_000, None, 0)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherArgumentError, CypherTypeError
 from kg.cypher.temporal import (
     MAX_YEAR,
     NS,
@@ -46,13 +46,14 @@ _DURATION_ALT = re.compile(r"(?P<neg>-)?P(?P<Y>\d{4})-(?P<M>\d{2})-(?P<D>\d{2})T
                            r"(?P<s>\d{2}(?:[.,]\d{1,9})?)")
 
 
-def bad(kind: str, text: str) -> CypherError:
-    return CypherError(f"cannot parse {text!r} as a {kind} (expected ISO 8601, e.g. '2015-07-21T21:40:32.142+01:00')")
+def bad(kind: str, text: str) -> CypherArgumentError:
+    return CypherArgumentError(f"cannot parse {text!r} as a {kind} "
+                               "(expected ISO 8601, e.g. '2015-07-21T21:40:32.142+01:00')")
 
 
 def check_date(y: int, m: int, d: int, what: str = "date") -> int:
     if not (-MAX_YEAR <= y <= MAX_YEAR and 1 <= m <= 12 and 1 <= d <= month_len(y, m)):
-        raise CypherError(f"invalid {what}: year {y}, month {m}, day {d}")
+        raise CypherArgumentError(f"invalid {what}: year {y}, month {m}, day {d}")
     return days_from_civil(y, m, d)
 
 
@@ -85,14 +86,14 @@ def parse_offset(text: str) -> int | None:
         return None
     secs = int(m["h"]) * 3600 + int(m["m"] or 0) * 60 + int(m["s"] or 0)
     if secs > 18 * 3600:
-        raise CypherError(f"time zone offset {text!r} is out of range (at most 18 hours)")
+        raise CypherArgumentError(f"time zone offset {text!r} is out of range (at most 18 hours)")
     return secs if m["sign"] == "+" else -secs
 
 
 def zone_spec(text: str) -> tuple[str | None, int]:
     """(zone name or None, fixed offset) for a `timezone` value."""
     if not isinstance(text, str):
-        raise CypherError(f"timezone must be a string, got {type(text).__name__}")
+        raise CypherTypeError(f"timezone must be a string, got {type(text).__name__}")
     off = parse_offset(text.strip())
     if off is not None:
         return None, off

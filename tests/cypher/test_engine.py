@@ -602,7 +602,7 @@ def test_hypothesis_write_keywords_never_pass(word: str, mask: int, before: str,
     ("MATCH (n WHERE n.year > 1) RETURN n", "WHERE inside a node"),
     ("MATCH (n:!Paper) RETURN n", "label expressions"),
     ("MATCH (n:A|B:C) RETURN n", "mixing"),
-    ("RETURN date('2024-01-01')", "date"),
+    ("RETURN point({x: 1, y: 2})", "point"),
     ("MATCH (n) USING INDEX n:Paper(id) RETURN n", "USING"),
     ("EXPLAIN MATCH (n) RETURN n", "EXPLAIN"),
     ("MATCH (a {id: 'P1'}), (b {id: 'qa'}) MATCH p = shortestPath((a)-[*]-(b)) "
