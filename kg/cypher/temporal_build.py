@@ -196,20 +196,13 @@ def _zone_of(v: Any) -> tuple[str | None, int] | None:
     return None
 
 
-def _days(v: Any, key: str) -> int | None:
+def _source(v: Any, part: str) -> int | None:
+    """The day number (``part`` 'date') or nanosecond of the day ('time') of a `date:`/`time:` map value."""
     if v is None:
         return None
-    if not has_date(v):
-        raise CypherTypeError(f"`{key}` must be a temporal value with a date, got {type_name(v)}")
-    return v.days
-
-
-def _nanos(v: Any, key: str) -> int | None:
-    if v is None:
-        return None
-    if not has_time(v):
-        raise CypherTypeError(f"`{key}` must be a temporal value with a time, got {type_name(v)}")
-    return v.nanos
+    if not (has_date if part == "date" else has_time)(v):
+        raise CypherTypeError(f"`{part}` must be a temporal value with a {part}, got {type_name(v)}")
+    return v.days if part == "date" else v.nanos  # type: ignore[no-any-return]
 
 
 def assemble(kind: str, keys: dict[str, Any], days: int, nanos: int, src_zone: tuple[str | None, int] | None,
@@ -240,8 +233,8 @@ def from_map(kind: str, m: dict[str, Any]) -> Temporal:
     whole = keys.pop("datetime", None)
     date_src = keys.pop("date", None) or whole
     time_src = keys.pop("time", None) or whole
-    days = resolve_date(keys, _days(date_src, "date")) if kind in _DATED else 0
-    nanos = resolve_time(keys, _nanos(time_src, "time")) if kind in _TIMED else 0
+    days = resolve_date(keys, _source(date_src, "date")) if kind in _DATED else 0
+    nanos = resolve_time(keys, _source(time_src, "time")) if kind in _TIMED else 0
     # a named source zone re-resolves its offset for the new local date-time in `assemble`
     return assemble(kind, keys, days, nanos, _zone_of(time_src), tz, convert_tz=True)
 
