@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from kg.cypher import ast as A
@@ -147,63 +147,18 @@ def check_functions(expr: A.Expr) -> None:
             raise CypherSyntaxError(f"{e.name}() takes {want} argument(s), got {len(e.args)}")
 
 
-def check_scope(expr: A.Expr, scope: set[str] | frozenset[str]) -> None:
-    """Raise CypherSyntaxError for variables that are not defined, honouring local bindings."""
-    if isinstance(expr, A.Var):
-        if expr.name not in scope:
-            raise CypherSyntaxError(f"variable `{expr.name}` is not defined")
-        return
-    if isinstance(expr, A.MapProj):
-        for kind, key, _ in expr.items:
-            if kind == "var" and key not in scope:
-                raise CypherSyntaxError(f"variable `{key}` is not defined")
-    if isinstance(expr, (A.ListComp, A.Quantifier)):
-        check_scope(expr.source, scope)
-        inner = set(scope) | {expr.var}
-        for part in (expr.where, getattr(expr, "proj", None)):
-            if part is not None:
-                check_scope(part, inner)
-        return
-    if isinstance(expr, A.Reduce):
-        check_scope(expr.source, scope)
-        check_scope(expr.init, scope)
-        check_scope(expr.expr, set(scope) | {expr.acc, expr.var})
-        return
-    if isinstance(expr, (A.PatternExpr, A.PatternComp)):
-        patterns = expr.patterns if isinstance(expr, A.PatternExpr) else (expr.pattern,)
-        check_patterns(patterns, scope)
-        inner = set(scope) | set(pattern_vars(patterns))
-        for part in (expr.where, getattr(expr, "proj", None)):
-            if part is not None:
-                check_scope(part, inner)
-        return
-    for child in children(expr):
-        check_scope(child, scope)
+def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
+    """Replace sub-expressions equal to a mapping key (ORDER BY count(*) -> the item's alias)."""
+    for old, new in mapping:
+        if expr == old:
+            return new
 
+    def sub(value: Any) -> Any:
+        if isinstance(value, A.Expr):
+            return substitute(value, mapping)
+        if isinstance(value, tuple):
+            return tuple(sub(v) for v in value)
+        return value
 
-def check_patterns(patterns: tuple[A.PathPattern, ...], scope: set[str] | frozenset[str]) -> None:
-    """Variables must not be used both as node and relationship; relationship vars not reused."""
-    node_vars: set[str] = set()
-    rel_vars: set[str] = set()
-    path_vars: set[str] = set()
-    for p in patterns:
-        if p.var is not None:
-            if p.var in scope or p.var in path_vars:
-                raise CypherSyntaxError(f"path variable `{p.var}` is already defined")
-            path_vars.add(p.var)
-        for n in p.nodes:
-            if n.var is not None:
-                node_vars.add(n.var)
-        for r in p.rels:
-            if r.var is not None:
-                if r.var in rel_vars:
-                    raise CypherSyntaxError(f"relationship variable `{r.var}` is used twice in one pattern")
-                rel_vars.add(r.var)
-    clash = (node_vars & rel_vars) | (path_vars & (node_vars | rel_vars))
-    if clash:
-        raise CypherSyntaxError(f"variable `{sorted(clash)[0]}` is used for different kinds of values")
-    inner = set(scope) | node_vars | rel_vars
-    for p in patterns:
-        for part in (*p.nodes, *p.rels):
-            if part.props is not None:
-                check_scope(part.props, inner)
+    changes = {f.name: sub(getattr(expr, f.name)) for f in fields(expr)}  # type: ignore[arg-type]
+    return replace(expr, **changes)  # type: ignore[type-var]

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kg.cypher import ast as A
-from kg.cypher.analysis import aggregates_in, check_functions, check_patterns, check_scope, pattern_vars
+from kg.cypher.analysis import aggregates_in, check_functions, pattern_vars
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherSyntaxError
 from kg.cypher.evaluator import evaluate, truth
@@ -20,15 +20,13 @@ from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey, is_list
 def _check_where(where: A.Expr | None, scope: set[str]) -> None:
     if where is None:
         return
-    check_functions(where)
-    check_scope(where, scope)
+    check_functions(where)  # scope and kinds were checked by kg.cypher.semantics when parsing
     if aggregates_in(where):
         raise CypherError("aggregate functions are not allowed in WHERE (aggregate in WITH first)")
 
 
 def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
                   ctx: Context) -> tuple[Iterator[Record], list[str]]:
-    check_patterns(clause.patterns, set(scope))
     for p in clause.patterns:
         for part in (*p.nodes, *p.rels):
             if part.props is not None:
@@ -51,7 +49,6 @@ def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
 def _unwind(records: Iterable[Record], clause: A.Unwind, scope: list[str],
             ctx: Context) -> tuple[Iterator[Record], list[str]]:
     check_functions(clause.expr)
-    check_scope(clause.expr, set(scope))
     if clause.var in scope:
         raise CypherError(f"variable `{clause.var}` is already defined")
 

@@ -100,10 +100,11 @@ def _integer(text: str, i: int, j: int, digits: str, base: int) -> tuple[str, in
         raise _error(text, i, f"invalid number literal '{text[i:j + 1]}'")
     if not digits:
         raise _error(text, i, f"invalid number literal '{text[i:j]}'")
-    value = int(digits, base)
-    if value > INT_MAX + 1:
+    digits = digits.lstrip("0") or "0"  # leading zeros add no size: 10,000 zeros are 0
+    # Checked on length first: int() of a 5,000-digit decimal string raises ValueError in Python.
+    if len(digits) > {10: 19, 16: 16, 8: 22}[base] or int(digits, base) > INT_MAX + 1:
         raise _error(text, i, f"integer literal too large for 64 bits '{text[i:j][:25]}'")
-    return "INT", value, j
+    return "INT", int(digits, base), j
 
 
 def _read_number(text: str, i: int) -> tuple[str, int | float, int]:

@@ -4,66 +4,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from dataclasses import fields, replace
 from typing import Any
 
 from kg.cypher import ast as A
 from kg.cypher.aggregate import Accumulator
-from kg.cypher.analysis import aggregates_in, check_functions, check_scope, children, free_vars, is_aggregate, walk
+from kg.cypher.analysis import aggregates_in, check_functions, free_vars, substitute, walk
 from kg.cypher.context import Context, Record
-from kg.cypher.errors import CypherError, CypherSyntaxError
+from kg.cypher.errors import CypherSyntaxError
 from kg.cypher.evaluator import evaluate, truth
 from kg.cypher.values import hkey, sort_key, type_name
 
 Row = tuple[Record, Record | None]
 _NO_ARGS: list[Any] = []  # (projected record, source record for ORDER BY or None)
-
-
-def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
-    """Replace sub-expressions equal to a mapping key (ORDER BY count(*) -> the item's alias)."""
-    for old, new in mapping:
-        if expr == old:
-            return new
-
-    def sub(value: Any) -> Any:
-        if isinstance(value, A.Expr):
-            return substitute(value, mapping)
-        if isinstance(value, tuple):
-            return tuple(sub(v) for v in value)
-        return value
-
-    changes = {f.name: sub(getattr(expr, f.name)) for f in fields(expr)}  # type: ignore[arg-type]
-    return replace(expr, **changes)  # type: ignore[type-var]
-
-
-def check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope: set[str],
-                    local: frozenset[str] = frozenset()) -> None:
-    """Non-aggregated parts of an aggregating item may only use grouping keys (as in Neo4j): variables and
-    property reads that are keys; a compound key such as `a.x + b.x` is ambiguous inside the item."""
-    if is_aggregate(expr) or (_simple(expr) and any(expr == k for k in keys)):
-        return
-    if isinstance(expr, A.Var):
-        if expr.name not in local:
-            raise CypherSyntaxError(
-                f"`{expr.name}` is used next to an aggregate but is not a grouping key; "
-                "add it as its own RETURN/WITH item"
-            )
-        return
-    if isinstance(expr, (A.PatternExpr, A.PatternComp)):
-        bad = (free_vars(expr) & scope) - key_vars - local
-        if bad:
-            raise CypherSyntaxError(f"`{sorted(bad)[0]}` is used next to an aggregate but is not a grouping key")
-        return
-    if isinstance(expr, (A.ListComp, A.Quantifier, A.Reduce)):
-        local = local | {expr.var} | ({expr.acc} if isinstance(expr, A.Reduce) else set())
-    for child in children(expr):
-        check_grouping(child, keys, key_vars, scope, local)
-
-
-def _simple(expr: A.Expr) -> bool:
-    while isinstance(expr, A.Prop):
-        expr = expr.subject
-    return isinstance(expr, A.Var)
 
 
 def _count(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
@@ -98,28 +50,14 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
         raise CypherSyntaxError(f"column name `{dup}` appears twice; use AS to rename one")
     in_scope = set(scope)
     aggs = []
-    for it in items:
+    for it in items:  # scope, grouping and types were checked by kg.cypher.semantics when parsing
         check_functions(it.expr)
-        check_scope(it.expr, in_scope)
         aggs.append(aggregates_in(it.expr))
     aggregating = any(aggs)
     mapping = [(it.expr, A.Var(it.alias)) for it in items]
     order = [(substitute(e, mapping), desc) for e, desc in proj.order]
-    if aggregating:
-        keys = [it.expr for it, a in zip(items, aggs, strict=False) if not a] + [A.Var(n) for n in names]
-        for e, _ in proj.order:
-            if aggregates_in(e):
-                check_grouping(e, keys, {n for n in names}, in_scope)
-    order_scope = set(names) if aggregating or proj.distinct else in_scope | set(names)
     for e, _ in order:
         check_functions(e)
-        try:
-            check_scope(e, order_scope)
-        except CypherError:
-            check_scope(e, in_scope | set(names))  # re-raises for truly undefined names
-            raise CypherSyntaxError(
-                "after DISTINCT or aggregation, ORDER BY can only use the returned columns"
-            ) from None
         if aggregates_in(e):
             raise CypherSyntaxError("ORDER BY may only use an aggregate that also appears as a RETURN/WITH item")
     lazy_page = any(isinstance(x, A.Param) for e in (proj.skip, proj.limit) if e is not None for x in walk(e))
@@ -129,16 +67,10 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
     needs_source = False
     if where is not None:
         check_functions(where)
-        check_scope(where, set(names) if aggregating else in_scope | set(names))
         needs_source = bool(free_vars(where) & (in_scope - set(names)))
 
     rows: Iterable[Row]
     if aggregating:
-        keys = [it.expr for it, a in zip(items, aggs, strict=False) if not a]
-        key_vars = {e.name for e in keys if isinstance(e, A.Var)}
-        for it, a in zip(items, aggs, strict=False):
-            if a:
-                check_grouping(it.expr, keys, key_vars, in_scope)
         rows = _aggregate(records, items, aggs, ctx)
     else:
         rows = _plain(records, items, ctx, keep_source=(bool(order) and not proj.distinct) or needs_source)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from kg.cypher import ast as A
-from kg.cypher.analysis import aggregates_in, check_functions, children, is_aggregate, walk
+from kg.cypher.analysis import aggregates_in, check_functions, children, free_vars, is_aggregate, substitute, walk
 from kg.cypher.errors import CypherSyntaxError, CypherTypeError
-from kg.cypher.projection import check_grouping, substitute
 from kg.cypher.values import type_name
 
 # Static types are the names `type_name` gives values; None means "not known before running".
@@ -53,6 +52,36 @@ def static_type(e: A.Expr, env: Env) -> str | None:
     if isinstance(e, A.FuncCall):
         return _RESULT_TYPES.get(e.name)
     return None
+
+
+def check_grouping(expr: A.Expr, keys: list[A.Expr], key_vars: set[str], scope: set[str],
+                    local: frozenset[str] = frozenset()) -> None:
+    """Non-aggregated parts of an aggregating item may only use grouping keys (as in Neo4j): variables and
+    property reads that are keys; a compound key such as `a.x + b.x` is ambiguous inside the item."""
+    if is_aggregate(expr) or (_simple(expr) and any(expr == k for k in keys)):
+        return
+    if isinstance(expr, A.Var):
+        if expr.name not in local:
+            raise CypherSyntaxError(
+                f"`{expr.name}` is used next to an aggregate but is not a grouping key; "
+                "add it as its own RETURN/WITH item"
+            )
+        return
+    if isinstance(expr, (A.PatternExpr, A.PatternComp)):
+        bad = (free_vars(expr) & scope) - key_vars - local
+        if bad:
+            raise CypherSyntaxError(f"`{sorted(bad)[0]}` is used next to an aggregate but is not a grouping key")
+        return
+    if isinstance(expr, (A.ListComp, A.Quantifier, A.Reduce)):
+        local = local | {expr.var} | ({expr.acc} if isinstance(expr, A.Reduce) else set())
+    for child in children(expr):
+        check_grouping(child, keys, key_vars, scope, local)
+
+
+def _simple(expr: A.Expr) -> bool:
+    while isinstance(expr, A.Prop):
+        expr = expr.subject
+    return isinstance(expr, A.Var)
 
 
 def _element_type(source: A.Expr) -> str | None:
@@ -169,7 +198,13 @@ class _Checker:
         visible = after if aggregating else {**before, **after}
         mapping = [(it.expr, A.Var(it.alias)) for it in proj.items]
         for e, _ in proj.order:
-            self.top(substitute(e, mapping), visible)
+            e = substitute(e, mapping)
+            if aggregating or proj.distinct:
+                self.top(e, {**before, **after})  # a truly undefined name gets its own message first
+                if free_vars(e) & (set(before) - set(after)):
+                    raise _fail("after DISTINCT or aggregation, ORDER BY can only use the returned columns")
+            else:
+                self.top(e, visible)
         if where is not None:
             self.predicate(where, visible, "WHERE")
         self.env = after

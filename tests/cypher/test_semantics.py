@@ -87,7 +87,8 @@ def test_with_where_sees_variables_bound_before_the_with() -> None:
 
 @pytest.mark.parametrize(("literal", "value"), [
     (".1", 0.1), ("-.1e-5", -1e-6), ("0x7FFFFFFFFFFFFFFF", 2**63 - 1), ("-0x8000000000000000", -(2**63)),
-    ("-9223372036854775808", -(2**63)), ("0o17", 15), ("1e3", 1000.0),
+    ("-9223372036854775808", -(2**63)), ("0o17", 15), ("-0o1000000000000000000000", -(2**63)), ("1e3", 1000.0),
+    ("0" * 5000 + "7", 7),
 ])
 def test_number_literals(literal: str, value: Any) -> None:
     assert rows(f"RETURN {literal} AS v") == [[value]]
@@ -96,7 +97,7 @@ def test_number_literals(literal: str, value: Any) -> None:
 
 @pytest.mark.parametrize("literal", [
     "9223372036854775808", "-9223372036854775809", "0x8000000000000000", "-0x8000000000000001",
-    "0o1000000000000000000000", "0x", "0x1G", "1.34E999",
+    "0o1000000000000000000000", "0x", "0x1G", "1.34E999", "1" + "0" * 5000,
 ])
 def test_number_literals_out_of_range_are_syntax_errors(literal: str) -> None:
     with pytest.raises(CypherSyntaxError):

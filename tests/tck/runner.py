@@ -10,7 +10,7 @@ from typing import Any
 import networkx as nx
 
 from kg.cypher.context import Context, activate, deactivate
-from kg.cypher.errors import CypherError, CypherSyntaxError, UnsupportedCypher
+from kg.cypher.errors import CypherArgumentError, CypherError, CypherSyntaxError, CypherTypeError, UnsupportedCypher
 from kg.cypher.executor import execute
 from kg.cypher.lexer import tokenize
 from kg.cypher.matcher import match
@@ -26,15 +26,10 @@ FEATURES, GRAPHS = TCK / "features", TCK / "graphs"
 TIMEOUT_S = 20.0
 _WRITE_WORDS = {"CREATE", "MERGE", "SET", "DELETE", "REMOVE", "DETACH", "FOREACH", "LOAD", "DROP"}
 
-# TCK error class -> the kg exception it must be (or subclass of). Filled from kg.cypher.errors where the
-# engine has a matching class; otherwise any CypherError is accepted for that class.
-ERROR_CLASSES: dict[str, type[CypherError]] = {"SyntaxError": CypherSyntaxError}
-try:  # the classes below arrived with this runner; older engines only have CypherError
-    from kg.cypher.errors import CypherArgumentError, CypherTypeError
-
-    ERROR_CLASSES.update(TypeError=CypherTypeError, ArgumentError=CypherArgumentError)
-except ImportError:  # pragma: no cover
-    pass
+# TCK error class -> the kg exception it must be (or a subclass of); any other class needs some CypherError.
+ERROR_CLASSES: dict[str, type[CypherError]] = {
+    "SyntaxError": CypherSyntaxError, "TypeError": CypherTypeError, "ArgumentError": CypherArgumentError,
+}
 
 
 @dataclass
