@@ -39,13 +39,17 @@ def with_dates(g: nx.MultiDiGraph, *, as_text: bool = False) -> nx.MultiDiGraph:
     from kg.cypher.temporal import Date
     from kg.cypher.temporal_parse import parse_date
 
+    dates: dict[str, Date] = {}  # papers share days: parse each once (and share the value)
     for attrs in g._node.values():
         for k in DATE_PROPERTIES:
             v = attrs.get(k)
             if as_text and isinstance(v, Date):
                 attrs[k] = str(v)
             elif not as_text and isinstance(v, str):
-                attrs[k] = Date(parse_date(v))
+                d = dates.get(v)
+                if d is None:
+                    d = dates[v] = Date(parse_date(v))
+                attrs[k] = d
     return g
 
 
