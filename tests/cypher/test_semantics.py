@@ -154,3 +154,14 @@ def test_full_exists_and_count_subqueries() -> None:
     assert rows(q) == [["A"], ["B"]]
     with pytest.raises(CypherSyntaxError, match="not defined"):
         parse("MATCH (n) WHERE EXISTS { MATCH (n)-->(m) RETURN z } RETURN n")
+
+
+def test_relationship_list_bound_earlier_matches_as_variable_length() -> None:
+    q = ("MATCH (a {name: 'A'})-[r1]->()-[r2]->(c) WITH [r1, r2] AS rs, a, c "
+         "MATCH (x)-[rs*]->(y) RETURN x.name, y.name")
+    assert rows(q) == [["A", "C"]]
+    assert rows(q.replace("(x)-[rs*]->(y)", "(x)<-[rs*]-(y)")) == []
+    # The list runs in the pattern's written order: right to left it must be [r2, r1].
+    assert rows(q.replace("(x)-[rs*]->(y)", "(y)<-[rs*]-(x)")) == []
+    assert rows(q.replace("[r1, r2]", "[r2, r1]").replace("(x)-[rs*]->(y)", "(y)<-[rs*]-(x)")) == [["A", "C"]]
+    assert rows(q.replace("[rs*]", "[rs*3..]")) == []
