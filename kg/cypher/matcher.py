@@ -12,7 +12,18 @@ from kg.cypher.evaluator import evaluate, truth
 from kg.cypher.index import get_index
 from kg.cypher.paths import RelFilter, RelId, hops, shortest_paths, var_length
 from kg.cypher.planner import Op, Planner
-from kg.cypher.values import LABEL_ATTR, Node, Path, Rel, equals, hkey, is_list, rel_attrs, type_name
+from kg.cypher.values import (
+    LABEL_ATTR,
+    Node,
+    Path,
+    Rel,
+    equals,
+    hkey,
+    is_list,
+    labels_match,
+    rel_attrs,
+    type_name,
+)
 
 
 def match(ctx: Context, patterns: tuple[A.PathPattern, ...], where: A.Expr | None,
@@ -82,10 +93,8 @@ class _Run:
         attrs = self.ctx.graph._node.get(nid)
         if attrs is None:
             return False
-        if npat.labels:
-            label = attrs.get(LABEL_ATTR)
-            if not all(label in group for group in npat.labels):
-                return False
+        if npat.labels and not labels_match(attrs, npat.labels):
+            return False
         if props:
             for k, v in props.items():
                 if k == LABEL_ATTR or equals(attrs.get(k), v) is not True:
