@@ -23,6 +23,7 @@ from kg.cypher.values import (
     equals,
     is_list,
     is_number,
+    labels_match,
     properties,
     rel_attrs,
     type_name,
@@ -40,8 +41,7 @@ def truth(value: Any, what: str = "WHERE") -> bool | None:
 
 
 def has_labels(graph: nx.MultiDiGraph, node_id: Any, labels: A.LabelExpr) -> bool:
-    label = graph._node[node_id].get(LABEL_ATTR)
-    return all(label in group for group in labels)
+    return labels_match(graph._node[node_id], labels)
 
 
 def _var(e: A.Var, rec: Record, ctx: Context) -> Any:

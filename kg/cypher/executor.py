@@ -14,7 +14,7 @@ from kg.cypher.evaluator import evaluate, truth
 from kg.cypher.matcher import match
 from kg.cypher.projection import project
 from kg.cypher.readonly import PROCEDURE_COLUMNS
-from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey, is_list
+from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey, is_list, node_labels
 
 
 def _check_where(where: A.Expr | None, scope: set[str]) -> None:
@@ -70,7 +70,7 @@ def _procedure_values(ctx: Context, proc: str) -> list[Any]:
     if proc == "db.labels":
         for attrs in graph._node.values():
             ctx.tick()
-            found.add(attrs.get(LABEL_ATTR))
+            found.update(node_labels(attrs))
     elif proc == "db.relationshiptypes":
         known = getattr(graph, "edge_type_counts", None)  # a snapshot-backed graph knows without a scan
         if known is not None:

@@ -13,7 +13,7 @@ from kg.cypher.context import charge
 from kg.cypher.conversions import bad_argument, round_half_up, to_boolean, to_float, to_integer, to_string
 from kg.cypher.errors import CypherArgumentError, CypherError
 from kg.cypher.temporal_ops import TEMPORAL_FUNCTIONS
-from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs
+from kg.cypher.values import TYPE_ATTR, Node, Path, Rel, is_list, is_number, node_labels, properties, rel_attrs
 
 Fn = Callable[[nx.MultiDiGraph, list[Any]], Any]
 AGGREGATES = frozenset({
@@ -39,8 +39,7 @@ def _labels(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return None
     if not isinstance(v, Node):
         raise bad_argument("labels", v, "a node")
-    label = g._node[v.id].get(LABEL_ATTR)
-    return [] if label is None else [label]
+    return list(node_labels(g._node[v.id]))
 
 
 def _type(g: nx.MultiDiGraph, a: list[Any]) -> Any:

@@ -98,6 +98,24 @@ def type_name(v: Any) -> str:
     return "List" if is_list(v) else type(v).__name__
 
 
+def node_labels(attrs: dict[str, Any]) -> tuple[str, ...]:
+    """A node's labels: its `label` attribute is one label (kg's stores) or a tuple/list/set of them."""
+    label = attrs.get(LABEL_ATTR)
+    if label is None:
+        return ()
+    if isinstance(label, str):
+        return (label,)
+    return tuple(label)
+
+
+def labels_match(attrs: dict[str, Any], groups: tuple[tuple[str, ...], ...]) -> bool:
+    """True if every group of a label expression (`:A:B` -> (("A",), ("B",))) holds one of the node's labels."""
+    label = attrs.get(LABEL_ATTR)
+    if label is None or isinstance(label, str):  # the common case, without building a tuple
+        return all(label in group for group in groups)
+    return all(any(lb in group for lb in label) for group in groups)
+
+
 def node_attrs(graph: nx.MultiDiGraph, node: Node) -> dict[str, Any]:
     return graph._node[node.id]
 
@@ -228,8 +246,7 @@ def to_json(v: Any, graph: nx.MultiDiGraph) -> Any:
         return v
     if isinstance(v, Node):
         attrs = graph._node.get(v.id, {})
-        label = attrs.get(LABEL_ATTR)
-        out: dict[str, Any] = {"_id": v.id, "_labels": [] if label is None else [label]}
+        out: dict[str, Any] = {"_id": v.id, "_labels": list(node_labels(attrs))}
         for k, x in attrs.items():
             if k != LABEL_ATTR and k not in out:
                 out[k] = to_json(x, graph)

@@ -154,3 +154,25 @@ def test_full_exists_and_count_subqueries() -> None:
     assert rows(q) == [["A"], ["B"]]
     with pytest.raises(CypherSyntaxError, match="not defined"):
         parse("MATCH (n) WHERE EXISTS { MATCH (n)-->(m) RETURN z } RETURN n")
+
+
+def test_relationship_list_bound_earlier_matches_as_variable_length() -> None:
+    q = ("MATCH (a {name: 'A'})-[r1]->()-[r2]->(c) WITH [r1, r2] AS rs, a, c "
+         "MATCH (x)-[rs*]->(y) RETURN x.name, y.name")
+    assert rows(q) == [["A", "C"]]
+    assert rows(q.replace("(x)-[rs*]->(y)", "(x)<-[rs*]-(y)")) == []
+    # The list runs in the pattern's written order: right to left it must be [r2, r1].
+    assert rows(q.replace("(x)-[rs*]->(y)", "(y)<-[rs*]-(x)")) == []
+    assert rows(q.replace("[r1, r2]", "[r2, r1]").replace("(x)-[rs*]->(y)", "(y)<-[rs*]-(x)")) == [["A", "C"]]
+    assert rows(q.replace("[rs*]", "[rs*3..]")) == []
+
+
+def test_nodes_with_several_labels() -> None:
+    g = nx.MultiDiGraph()
+    g.add_node(1, label=("A", "B"), name="ab")
+    g.add_node(2, label="A", name="a")
+    got = run_query(g, "MATCH (n:A:B) RETURN n.name, labels(n)").rows
+    assert got == [["ab", ["A", "B"]]]
+    assert sorted(run_query(g, "MATCH (n:A) RETURN n.name").rows) == [["a"], ["ab"]]
+    assert run_query(g, "MATCH (n:B) WHERE n:A RETURN n").rows[0][0]["_labels"] == ["A", "B"]
+    assert run_query(g, "CALL db.labels() YIELD label RETURN label").rows == [["A"], ["B"]]

@@ -131,16 +131,14 @@ class Materialiser:
                 raise Unrepresentable(f"`{npat.var}` is not a node")
             return bound.id
         labels = _labels(npat)
-        if len(labels) > 1:
-            raise Unrepresentable("a node with more than one label")
         props = self._props(npat.props, rec, ctx)
         if LABEL_ATTR in props:
             raise Unrepresentable(f"a node property named `{LABEL_ATTR}`")
         nid = self.next_id
         self.next_id += 1
         self.graph.add_node(nid, **props)
-        if labels:
-            self.graph._node[nid][LABEL_ATTR] = labels[0]
+        if labels:  # one label as a string (kg's stores), several as a tuple
+            self.graph._node[nid][LABEL_ATTR] = labels[0] if len(labels) == 1 else tuple(dict.fromkeys(labels))
         if npat.var is not None:
             rec[npat.var] = Node(nid)
         return nid
