@@ -150,9 +150,17 @@ class Duration(Temporal):
         return fmt_duration(self)
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def duration(months: int, days: int, seconds: int, nanos: int) -> Duration:
     extra, nanos = divmod(nanos, NS)
-    return Duration(months, days, seconds + extra, nanos)
+    seconds += extra
+    # Neo4j keeps each part in 64 bits; unbounded parts would also let `d * 1e300` in a loop build numbers past
+    # Python's 4,300-digit printing limit (a 500, not an answer)
+    if not all(INT64_MIN <= v <= INT64_MAX for v in (months, days, seconds)):
+        raise CypherArgumentError("duration out of range: its months, days and seconds must each fit in 64 bits")
+    return Duration(months, days, seconds, nanos)
 
 
 def has_date(v: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time as _time
 from fractions import Fraction
 from math import trunc
@@ -51,6 +52,8 @@ _TIMED = ("localtime", "time", "localdatetime", "datetime")
 def frac(v: Any, what: str) -> Fraction:
     if not is_number(v) or isinstance(v, bool):
         raise CypherTypeError(f"{what} must be a number, got {type_name(v)}")
+    if isinstance(v, float) and not math.isfinite(v):  # Fraction() would raise a bare ValueError: a 500
+        raise CypherArgumentError(f"{what} must be a finite number, got {v!r}")
     return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)  # repr: 0.1 means one tenth
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from kg.cypher.errors import CypherArgumentError, CypherTypeError
 from kg.cypher.temporal import (
     DAY_NS,
+    MAX_YEAR,
+    MIN_YEAR,
     NS,
     Date,
     DateTime,
@@ -32,6 +34,8 @@ from kg.cypher.temporal import (
 )
 from kg.cypher.temporal_build import KINDS, approx_duration, construct, current, frac, to_duration, truncate
 from kg.cypher.values import is_number, type_name
+
+_MIN_DAY, _MAX_DAY = days_from_civil(MIN_YEAR, 1, 1), days_from_civil(MAX_YEAR, 12, 31)
 
 # --- components (`d.year`, `dur.minutesOfHour`, ...), looked up case-insensitively ---
 
@@ -97,7 +101,15 @@ def _neg(d: Duration) -> Duration:
 
 
 def plus(t: Temporal, d: Duration) -> Temporal:
-    """Temporal + duration: months (clamped to the month's end), then days, then the exact time part."""
+    """Temporal + duration, refused when the result falls outside the years a date may have (as on Neo4j)."""
+    out = _plus(t, d)
+    if not _MIN_DAY <= getattr(out, "days", 0) <= _MAX_DAY:
+        raise CypherArgumentError(f"{t} + {d} is outside the supported years ({MIN_YEAR:,} to {MAX_YEAR:,})")
+    return out
+
+
+def _plus(t: Temporal, d: Duration) -> Temporal:
+    """Months (clamped to the month's end), then days, then the exact time part."""
     shift = d.seconds * NS + d.nanos
     if isinstance(t, Date):
         return Date(add_months(t.days, d.months) + d.days + tdiv(d.seconds, 86_400))

@@ -84,11 +84,22 @@ def test_parameters_are_not_temporal_but_convert() -> None:
 @pytest.mark.parametrize(("query", "message"), [
     ("RETURN date('2024-02-30')", "invalid date"),
     ("RETURN date('next tuesday')", "cannot parse 'next tuesday' as a date"),
+    ("RETURN duration('soon')", r"as a duration \(expected ISO 8601, e.g. 'P1Y2M10DT2H30M'\)"),
     ("RETURN datetime({year: 2024, timezone: 'Mars/Olympus'})", "unknown time zone 'Mars/Olympus'"),
     ("RETURN date({month: 3})", "a date needs a year"),
     ("RETURN duration({parsecs: 1})", "unknown field 'parsecs'"),
     ("RETURN localtime({hour: 24})", "invalid time"),
     ("RETURN date.truncate('fortnight', date())", "unknown truncation unit 'fortnight'"),
+    # non-finite and out-of-range values were ValueErrors (a 500) or answers Neo4j refuses
+    ("RETURN duration({days: 0.0/0.0})", "must be a finite number"),
+    ("RETURN duration({days: 1.0/0.0})", "must be a finite number"),
+    ("RETURN duration('P1D') * (0.0/0.0)", "must be a finite number"),
+    ("RETURN duration({days: 1e300})", "duration out of range"),
+    ("RETURN reduce(d = duration('P1D'), i IN range(1, 50) | d * 1e300)", "duration out of range"),
+    ("RETURN duration('P99999999999999999999999Y')", "duration out of range"),
+    ("RETURN duration('P' + reduce(s = '9', i IN range(1, 13) | s + s) + 'D')", "duration out of range"),
+    ("RETURN date('+999999999-12-31') + duration('P1D')", "outside the supported years"),
+    ("RETURN date('2025-01-01') + duration({years: 99999999999})", "outside the supported years"),
 ])
 def test_bad_input_is_one_clear_error(query: str, message: str) -> None:
     with pytest.raises(CypherError, match=message) as info:
