@@ -46,9 +46,15 @@ _DURATION_ALT = re.compile(r"(?P<neg>-)?P(?P<Y>\d{4})-(?P<M>\d{2})-(?P<D>\d{2})T
                            r"(?P<s>\d{2}(?:[.,]\d{1,9})?)")
 
 
+_EXAMPLES = {"date": "2015-07-21", "local time": "21:40:32.142", "time": "21:40:32.142+01:00",
+             "local datetime": "2015-07-21T21:40:32.142", "duration": "P1Y2M10DT2H30M"}
+
+
 def bad(kind: str, text: str) -> CypherArgumentError:
-    return CypherArgumentError(f"cannot parse {text!r} as a {kind} "
-                               "(expected ISO 8601, e.g. '2015-07-21T21:40:32.142+01:00')")
+    # an example of the kind asked for (a duration is not '2015-07-21T...'); long input is shortened, not echoed
+    shown = repr(text) if len(text) <= 60 else repr(text[:50]) + f"... ({len(text):,} characters)"
+    example = _EXAMPLES.get(kind, "2015-07-21T21:40:32.142+01:00")
+    return CypherArgumentError(f"cannot parse {shown} as a {kind} (expected ISO 8601, e.g. '{example}')")
 
 
 def check_date(y: int, m: int, d: int, what: str = "date") -> int:
@@ -149,6 +155,8 @@ def parse_datetime(text: str, default: tuple[str | None, int] = (None, 0)) -> Da
 
 
 def _num(text: str | None) -> Fraction:
+    if text and len(text) > 40:  # past 64 bits anyway; thousands of digits would hit Python's int-parsing cap
+        raise CypherArgumentError(f"duration out of range: {text[:20]}... has more than 40 digits")
     return Fraction(text.replace(",", ".")) if text else Fraction(0)
 
 
