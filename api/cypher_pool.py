@@ -95,9 +95,17 @@ def _worker_main(store: Store, conn: Connection, memory_bytes: int) -> None:
             return
 
 
+def _reap() -> None:
+    """Reap the workers that have exited. Done only when the server asks for a replacement, which it does after
+    its SIGKILL: until then a dead worker stays a zombie, so its pid cannot be reused by an unrelated process
+    that the SIGKILL would hit (as it could when SIGCHLD was ignored and the kernel reaped at once)."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
 def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
     """Fork a worker for every byte the server sends; hand back its pid and socket. Exits at end of file."""
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps killed workers: the server cannot
     gc.freeze()  # the store's objects stay out of the collector's way: their pages stay shared with the workers
     me = os.getpid()
     while True:
@@ -107,6 +115,7 @@ def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
             cmd = b""
         if not cmd:
             os._exit(0)
+        _reap()
         a, b = socket.socketpair()
         pid = os.fork()
         if pid == 0:
@@ -184,13 +193,26 @@ class CypherPool:
         with contextlib.suppress(OSError, CypherError):  # fails only when the pool is closing
             self._idle.put(self._spawn())
 
+    def _take(self, timeout_s: float) -> _Worker:
+        """An idle worker that is still alive: one that died while idle (the OOM killer, an operator's kill)
+        is replaced here, so the query that comes next is not failed for it."""
+        while True:
+            try:
+                w = self._idle.get(timeout=timeout_s + SPAWN_TIMEOUT_S)
+            except queue.Empty:
+                raise CypherTimeout(f"no Cypher worker became free within {timeout_s:g} s") from None
+            try:
+                dead = w.conn.poll(0)  # an idle worker never writes: readable means end of file
+            except OSError:
+                dead = True
+            if not dead:
+                return w
+            self._discard(w)
+
     def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> CypherResult:
         if self._ctrl is None:
             self.start()
-        try:
-            w = self._idle.get(timeout=timeout_s + SPAWN_TIMEOUT_S)
-        except queue.Empty:
-            raise CypherTimeout(f"no Cypher worker became free within {timeout_s:g} s") from None
+        w = self._take(timeout_s)
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:
             w.conn.send((query, parameters, max_rows, timeout_s))

@@ -141,6 +141,20 @@ def test_a_query_past_the_memory_limit_gets_400_and_a_fresh_worker(stuck_store: 
         assert c.post("/cypher", json={"query": "RETURN 2 AS two"}).json()["rows"] == [[2]]
 
 
+def test_a_worker_that_died_while_idle_does_not_fail_the_next_query(stuck_store: StuckStore) -> None:
+    # The OOM killer or an operator may kill an idle worker: the next query used to get a 400 blaming its memory.
+    app = create_app(Settings(cypher_workers=2), store=stuck_store)
+    with TestClient(app) as c:
+        pool = app.state.cypher.pool
+        idle = pool.pids()[1:]
+        for pid in idle:
+            os.kill(pid, signal.SIGKILL)
+        assert _wait(lambda: all(_gone(w) for w in idle))
+        for _ in range(3):
+            assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).json()["rows"] == [[1]]
+        assert pool.replaced == 2 and not set(pool.pids()[1:]) & set(idle)
+
+
 def test_extra_queries_wait_briefly_then_get_503_and_light_endpoints_never_queue(stuck_store: StuckStore) -> None:
     app = create_app(Settings(cypher_timeout_s=3.0, cypher_workers=1, cypher_queue_wait_s=0.3), store=stuck_store)
     with TestClient(app) as c:
