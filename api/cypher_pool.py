@@ -20,12 +20,13 @@ import socket
 import stat
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from kg.cypher.errors import CypherError, CypherTimeout
-from kg.errors import KGError
+from kg.errors import KGError, StoreError
 from kg.models import CypherResult
 from kg.procs import die_with_parent
 from kg.store.base import Store
@@ -146,6 +147,7 @@ class CypherPool:
         self._lock = threading.Lock()
         self._all: dict[int, _Worker] = {}
         self.replaced = 0  # workers killed (time limit, memory) and replaced, for tests and /stats readers
+        self.lost = 0  # workers that could not be replaced (the zygote is gone): the pool has that many fewer
 
     def start(self) -> None:
         with self._lock:
@@ -190,16 +192,24 @@ class CypherPool:
         w.conn.close()
         self._all.pop(w.pid, None)
         self.replaced += 1
-        with contextlib.suppress(OSError, CypherError):  # fails only when the pool is closing
+        try:
             self._idle.put(self._spawn())
+        except (OSError, CypherError):  # the pool is closing, or the zygote was killed: no more workers
+            self.lost += 1
 
     def _take(self, timeout_s: float) -> _Worker:
         """An idle worker that is still alive: one that died while idle (the OOM killer, an operator's kill)
         is replaced here, so the query that comes next is not failed for it."""
+        deadline = time.monotonic() + timeout_s + SPAWN_TIMEOUT_S
         while True:
+            if self.lost >= self.workers:  # every query would wait out the deadline, then blame its time limit
+                raise StoreError("the Cypher worker processes are gone and cannot be replaced (was the server's "
+                                 "worker-starting process killed?); restart kg serve")
             try:
-                w = self._idle.get(timeout=timeout_s + SPAWN_TIMEOUT_S)
+                w = self._idle.get(timeout=min(1.0, max(0.0, deadline - time.monotonic())))
             except queue.Empty:
+                if time.monotonic() < deadline:
+                    continue
                 raise CypherTimeout(f"no Cypher worker became free within {timeout_s:g} s") from None
             try:
                 dead = w.conn.poll(0)  # an idle worker never writes: readable means end of file

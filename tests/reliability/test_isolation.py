@@ -155,6 +155,21 @@ def test_a_worker_that_died_while_idle_does_not_fail_the_next_query(stuck_store:
         assert pool.replaced == 2 and not set(pool.pids()[1:]) & set(idle)
 
 
+def test_a_pool_whose_zygote_was_killed_says_so_at_once(stuck_store: StuckStore) -> None:
+    # Used to: two 400s blaming the memory limit, then every query waited 40 s for a 408 blaming its time limit.
+    app = create_app(Settings(cypher_workers=2), store=stuck_store)
+    with TestClient(app) as c:
+        pool = app.state.cypher.pool
+        workers = pool.pids()
+        os.kill(workers[0], signal.SIGKILL)  # the zygote; its workers die with it
+        assert _wait(lambda: all(_gone(w) for w in workers))
+        start = time.monotonic()
+        r = c.post("/cypher", json={"query": "RETURN 1 AS one"})
+        assert r.status_code == 503 and "restart kg serve" in r.json()["detail"]
+        assert time.monotonic() - start < 5
+        assert c.get("/health").status_code == 200
+
+
 def test_extra_queries_wait_briefly_then_get_503_and_light_endpoints_never_queue(stuck_store: StuckStore) -> None:
     app = create_app(Settings(cypher_timeout_s=3.0, cypher_workers=1, cypher_queue_wait_s=0.3), store=stuck_store)
     with TestClient(app) as c:
