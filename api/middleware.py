@@ -7,14 +7,19 @@ import hashlib
 import hmac
 import logging
 import re
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_plus
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import ErrorBody
 
 VIEW_COOKIE = "kg_view_token"
-_TOKEN_PARAM = re.compile(r"(?i)((?:^|[?&;])token=)[^&;#\s]*")
+_PARAM = re.compile(r"((?:^|[?&;])([^=&;#?\s]*)=)([^&;#\s]*)")
+
+
+def _redact(text: str) -> str:
+    # keys are compared decoded, as the auth middleware reads them: `?%74oken=` authenticates too
+    return _PARAM.sub(lambda m: m[1] + "[redacted]" if unquote_plus(m[2]).lower() == "token" else m[0], text)
 
 
 class RedactTokens(logging.Filter):
@@ -22,11 +27,10 @@ class RedactTokens(logging.Filter):
     argument) so the log never holds the API token in clear."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and any(isinstance(a, str) and "token=" in a.lower() for a in record.args):
-            record.args = tuple(_TOKEN_PARAM.sub(r"\1[redacted]", a) if isinstance(a, str) else a
-                                for a in record.args)
-        elif isinstance(record.msg, str) and "token=" in record.msg.lower():
-            record.msg = _TOKEN_PARAM.sub(r"\1[redacted]", record.msg)
+        if isinstance(record.args, tuple) and any(isinstance(a, str) and "=" in a for a in record.args):
+            record.args = tuple(_redact(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.msg, str) and "=" in record.msg:
+            record.msg = _redact(record.msg)
         return True
 
 

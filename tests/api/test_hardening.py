@@ -38,6 +38,13 @@ def test_the_access_log_never_holds_the_token() -> None:
                                ("127.0.0.1:5", "GET", f"/view?top=5&token={TOKEN}&x=1", "1.1", 200), None)
     assert RedactTokens().filter(record)
     assert record.getMessage() == '127.0.0.1:5 - "GET /view?top=5&token=[redacted]&x=1 HTTP/1.1" 200'
+    # The auth middleware decodes keys, so `?%74oken=` and `?TOKEN=` are the same parameter: redacted alike.
+    for path, logged in ((f"/view?%74oken={TOKEN}", "/view?%74oken=[redacted]"),
+                         (f"/view?a=1;TOKEN={TOKEN}", "/view?a=1;TOKEN=[redacted]"),
+                         ("/view?tokens=1&token2=x", "/view?tokens=1&token2=x")):
+        record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, "%s", (path,), None)
+        assert RedactTokens().filter(record)
+        assert record.getMessage() == logged
 
 
 @pytest.mark.slow
