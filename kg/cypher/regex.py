@@ -19,6 +19,24 @@ MAX_PATTERN_MEMORY = 32 << 20  # RE2's compiled-program budget; a bigger pattern
 _OPTIONS: Any = None
 
 
+def _intersects(pattern: str) -> bool:
+    """Whether ``&&`` occurs inside a character class (Java's intersection); outside one it is two literal '&'."""
+    depth, i = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]" and depth:
+            depth -= 1
+        elif depth and pattern.startswith("&&", i):
+            return True
+        i += 1
+    return False
+
+
 def compile_regex(pattern: str) -> Any:
     """A compiled pattern whose ``fullmatch`` runs in time linear in the input; CypherError if unsupported."""
     global _OPTIONS
@@ -30,7 +48,7 @@ def compile_regex(pattern: str) -> Any:
         _OPTIONS = re2.Options()
         _OPTIONS.log_errors = False  # the CypherError says it; nothing on the server's stderr
         _OPTIONS.max_mem = MAX_PATTERN_MEMORY
-    if "&&" in pattern and "[" in pattern:
+    if "&&" in pattern and _intersects(pattern):
         raise CypherError(f"invalid regular expression {pattern!r}: Java's character-class intersection "
                           f"('&&') is not supported")
     try:
