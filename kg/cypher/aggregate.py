@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from kg.cypher import ast as A
+from kg.cypher.context import charge_rows
 from kg.cypher.errors import CypherError
 from kg.cypher.values import hkey, is_number, sort_key, type_name
 
@@ -41,6 +42,7 @@ class Accumulator:
             return
         if name == "collect":
             self.values.append(value)
+            charge_rows(len(self.values))
         elif name in ("min", "max"):
             if self.best is None:
                 self.best = value

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
 
 from kg.cypher import ast as A
-from kg.cypher.context import Context, Record
+from kg.cypher.context import Context, Record, charge
 from kg.cypher.errors import CypherError
 from kg.cypher.functions import AGGREGATES, FUNCTIONS
 from kg.cypher.operators import arithmetic, compare_values, in_list
+from kg.cypher.regex import compile_regex
 from kg.cypher.values import (
     LABEL_ATTR,
     TYPE_ATTR,
@@ -136,10 +136,7 @@ def _binary(e: A.Binary, rec: Record, ctx: Context) -> Any:
             return None
         pattern = ctx.regexes.get(b)
         if pattern is None:
-            try:
-                pattern = ctx.regexes[b] = re.compile(b)
-            except re.error as exc:
-                raise CypherError(f"invalid regular expression {b!r}: {exc}") from None
+            pattern = ctx.regexes[b] = compile_regex(b)  # RE2: linear time, never catastrophic backtracking
         return pattern.fullmatch(a) is not None
     return arithmetic(op, a, b)
 
@@ -196,7 +193,10 @@ def _call(e: A.FuncCall, rec: Record, ctx: Context) -> Any:
         except KeyError:
             raise CypherError(f"aggregate function {e.name}() is not allowed here") from None
     fn = FUNCTIONS[e.name][0]
-    return fn(ctx.graph, [evaluate(a, rec, ctx) for a in e.args])
+    out = fn(ctx.graph, [evaluate(a, rec, ctx) for a in e.args])
+    if isinstance(out, str | list):  # every string or list a function builds counts against the query's budget
+        charge(len(out))
+    return out
 
 
 def _case(e: A.Case, rec: Record, ctx: Context) -> Any:

@@ -125,9 +125,10 @@ def _read_number(text: str, i: int) -> tuple[str, int | float, int]:
     if j < n and _is_ident_start(text[j]):
         raise _error(text, i, f"invalid number literal '{text[i:j + 1]}'")
     raw = text[i:j]
-    if not is_float and j - i > 19:  # beyond a 64-bit integer, as in Neo4j
+    digits = raw.lstrip("0") or "0"  # leading zeros add no size: 10,000 zeros are 0
+    if not is_float and len(digits) > 19:  # beyond a 64-bit integer, as in Neo4j
         raise _error(text, i, f"integer literal too large '{raw[:20]}…'")
-    return ("FLOAT", float(raw), j) if is_float else ("INT", int(raw), j)
+    return ("FLOAT", float(raw), j) if is_float else ("INT", int(digits), j)
 
 
 def _read_backtick(text: str, i: int) -> tuple[str, int]:

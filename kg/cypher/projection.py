@@ -10,7 +10,7 @@ from typing import Any
 from kg.cypher import ast as A
 from kg.cypher.aggregate import Accumulator
 from kg.cypher.analysis import aggregates_in, check_functions, check_scope, children, free_vars, is_aggregate
-from kg.cypher.context import Context, Record
+from kg.cypher.context import Context, Record, charge_rows
 from kg.cypher.errors import CypherError, CypherSyntaxError
 from kg.cypher.evaluator import evaluate
 from kg.cypher.values import hkey, sort_key, type_name
@@ -139,6 +139,7 @@ def _distinct(rows: Iterable[Row], names: list[str]) -> Iterator[Row]:
         key = tuple(hkey(out[n]) for n in names)
         if key not in seen:
             seen.add(key)
+            charge_rows(len(seen))
             yield out, src
 
 
@@ -148,6 +149,7 @@ def _sort(rows: Iterable[Row], order: list[tuple[A.Expr, bool]], ctx: Context) -
         ctx.tick()
         scope = out if src is None else {**src, **out}
         keyed.append((out, src, [sort_key(evaluate(e, scope, ctx)) for e, _ in order]))
+        charge_rows(len(keyed))
     # Stable sorts from the last key to the first give a multi-key sort with mixed directions;
     # descending order puts nulls first, as Neo4j does.
     for i in range(len(order) - 1, -1, -1):
