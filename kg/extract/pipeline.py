@@ -89,6 +89,7 @@ class Extractor:
         self.cuts = True  # "GSM8K dataset" -> "GSM8K", "MI bounds" -> "MI" (even; the guideline's span rule)
         self.pairs = True  # abbreviation long and short forms, typed alike (+0.5 typed; they merge nodes)
         self.generic_filter = True  # spans of generic words only are dropped (even; the guideline's rule)
+        self.formula_filter = True  # formula pieces ("I(R", "Omega(d") are dropped (the guideline's rule)
         if self.trained:
             from kg.extract.relmodel import RelationModel
 
@@ -170,7 +171,8 @@ class Extractor:
             s, e = toks[0].idx, toks[-1].idx + len(toks[-1])
             while e > s and text[e - 1] in ".,;:":  # "mean IoU." at a sentence end
                 e -= 1
-            if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]):
+            if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]) or (
+                    self.formula_filter and _formula_piece(text[s:e])):
                 continue
             ner.append(Candidate(s, e, _refine(text[s:e], label) if self.refine else label, 5))
             raw.setdefault(canonical_key(text[s:e]), Counter())[label] += 1
@@ -283,6 +285,11 @@ class Extractor:
             if frozenset((h, t)) not in pairs:
                 rels[(h, t)] = ty
         return [(h, t, ty) for (h, t), ty in sorted(rels.items())]
+
+
+def _formula_piece(s: str) -> bool:
+    """Unbalanced brackets or math symbols: a piece of a formula ("I(R", "P(Y", "alpha > 0"), no name."""
+    return s.count("(") != s.count(")") or s.count("[") != s.count("]") or any(ch in s for ch in "=<>^_{}\\|")
 
 
 def _acronym_shaped(s: str) -> bool:
