@@ -14,7 +14,7 @@ import orjson
 from kg.cache import CachedInputs, ExtractionCache, record_hash
 from kg.errors import StoreError
 from kg.extract.pipeline import EXTRACTOR_VERSION
-from kg.graph import PaperInput
+from kg.graph import PaperInput, with_dates
 from kg.related import RelatedIndex
 from kg.store import filelock
 from kg.store.nxreads import NxReads, entity_name_keys, paper_entity_map
@@ -188,7 +188,7 @@ class EmbeddedStore(NxReads):
     def graph(self) -> nx.MultiDiGraph:
         """The stored graph, read on first use: a build only needs the stored papers' hashes, not their graph."""
         if self._graph is None:
-            self._graph = self._read_graph()
+            self._graph = with_dates(self._read_graph())
         return self._graph
 
     @graph.setter
@@ -260,6 +260,7 @@ class EmbeddedStore(NxReads):
         if sfile.exists():
             sfile.unlink()
         _fsync_dir(self.path)
+        with_dates(graph, as_text=True)  # files hold dates as ISO text
         _atomic_write(gfile, lambda fh: write_graph(graph, papers, fh))
         (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
         related = RelatedIndex(paper_entity_map(graph))
@@ -269,7 +270,7 @@ class EmbeddedStore(NxReads):
         saving.unlink()
         self._papers = papers
         self._snapshot = None
-        self.set_graph(graph)
+        self.set_graph(with_dates(graph))  # written as text above; a date for Cypher from here on
         self._related, self._keys = related, keys
 
     def info(self) -> dict[str, Any]:
