@@ -156,8 +156,7 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 def duration(months: int, days: int, seconds: int, nanos: int) -> Duration:
     extra, nanos = divmod(nanos, NS)
     seconds += extra
-    # Neo4j keeps each part in 64 bits; unbounded parts would also let `d * 1e300` in a loop build numbers past
-    # Python's 4,300-digit printing limit (a 500, not an answer)
+    # 64 bits each, as Neo4j; unbounded, `d * 1e300` in a loop passed Python's 4,300-digit printing cap (a 500)
     if not all(INT64_MIN <= v <= INT64_MAX for v in (months, days, seconds)):
         raise CypherArgumentError("duration out of range: its months, days and seconds must each fit in 64 bits")
     return Duration(months, days, seconds, nanos)
