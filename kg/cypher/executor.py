@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kg.cypher import ast as A
+from kg.cypher import vector
 from kg.cypher.analysis import aggregates_in, check_functions, check_patterns, check_scope, pattern_vars
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherSyntaxError
@@ -134,6 +135,12 @@ def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[
                 _check_where(clause.where, set(scope))
                 records = _filter(records, clause.where, ctx)
         else:
+            # Checked first (project checks eagerly, over no rows); then a query simple enough for arrays runs
+            # there, same rows in the same order, and any other in the interpreter.
+            _, names = project(iter(()), clause.proj, scope, ctx, is_with=False)
+            fast = vector.run(query, ctx)
+            if fast is not None:
+                return fast, names
             return project(records, clause.proj, scope, ctx, is_with=False)
     return records, scope  # a standalone CALL
 

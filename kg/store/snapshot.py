@@ -31,13 +31,14 @@ from typing import Any, BinaryIO
 import networkx as nx
 import numpy as np
 
+from kg.cypher.columns import TOPOLOGY_ARRAYS, topology_arrays
 from kg.errors import StoreError
 from kg.lru import LRUCache
 from kg.related import RelatedIndex
 
 SNAPSHOT_FILE = "graph.snapshot"
 MAGIC = b"KGSNAP\r\n"
-VERSION = 2
+VERSION = 3  # 3: the graph's topology as arrays (vectorised Cypher)
 _MARSHAL_VERSION = 4
 NODE_CHUNK = 20_000
 CACHE_EDGES = 400_000  # decoded adjacency kept in memory, counted in edges (a few hundred MB at most)
@@ -129,7 +130,11 @@ def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex,
     section("related_indptr", np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
     section("related_indices", np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
     section("name_keys", marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
+    topo = topology_arrays(g, ids, sort=True)  # in the order FrozenGraph iterates: sorted nodes, neighbours, keys
+    for name, dtype in TOPOLOGY_ARRAYS.items():
+        section(f"topo_{name}", np.ascontiguousarray(topo[name], dtype=dtype).tobytes())
     header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source,
+                            "edge_type_codes": topo["types"],
                             "sections": sections, "checksums": checksums, "nodes": len(ids),
                             "edges": g.number_of_edges(), "edge_types": edge_types,
                             "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
@@ -187,6 +192,14 @@ class Snapshot:
     def name_keys(self) -> dict[str, tuple[str, ...]]:
         """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities)."""
         return marshal.loads(self.section("name_keys"))
+
+    def topology(self) -> dict[str, Any]:
+        """The CSR arrays of ``kg.cypher.columns``, read in place from the mapped file."""
+        out: dict[str, Any] = {"types": list(self.header["edge_type_codes"])}
+        for name, dtype in TOPOLOGY_ARRAYS.items():
+            start, length = self.header["sections"][f"topo_{name}"]
+            out[name] = np.frombuffer(self._mm, dtype=dtype, count=length // np.dtype(dtype).itemsize, offset=start)
+        return out
 
     def related_index(self) -> RelatedIndex:
         papers, entities = marshal.loads(self.section("related"))
@@ -277,6 +290,11 @@ class FrozenGraph(nx.MultiDiGraph):
         keys = snap.header.get("edge_keys")
         self.edge_property_keys: list[str] | None = None if keys is None else list(keys)
         nx.freeze(self)
+
+    def stored_topology(self) -> dict[str, Any] | None:
+        """The snapshot's CSR arrays (see ``kg.cypher.columns.topology``)."""
+        snap = getattr(self, "snapshot", None)
+        return None if snap is None else snap.topology()
 
     def number_of_edges(self, u: Any = None, v: Any = None) -> int:
         if u is None and getattr(self, "snapshot", None) is not None:
