@@ -37,25 +37,37 @@ class Column:
     """One node property over all nodes: the values, their kinds, and a float64 copy of the numbers."""
 
     def __init__(self, values: list[Any]) -> None:
-        self.obj = np.empty(len(values), dtype=object)
+        n = len(values)
+        self.obj = np.empty(n, dtype=object)
         self.obj[:] = values
-        self.is_none = np.fromiter((v is None for v in values), bool, len(values))
-        self.is_str = np.fromiter((type(v) is str for v in values), bool, len(values))
-        self.is_bool = np.fromiter((type(v) is bool for v in values), bool, len(values))
-        self.is_num = np.fromiter((type(v) in (int, float) for v in values), bool, len(values))
-        self.exact = all(-_EXACT_INT <= v <= _EXACT_INT for v, n in zip(values, self.is_num, strict=True)
-                         if n and type(v) is int)
-        self.num = np.full(len(values), np.nan)
+        kinds = np.empty(n, dtype=object)
+        kinds[:] = [type(v) for v in values]
+        self.is_none = np.equal(kinds, type(None))  # exact types: True is not a number here
+        self.is_str = np.equal(kinds, str)
+        self.is_bool = np.equal(kinds, bool)
+        ints = np.equal(kinds, int)
+        self.is_num = ints | np.equal(kinds, float)
+        self.simple = bool((self.is_none | self.is_str | ints).all())  # grouping needs no hkey
+        self.num = np.full(n, np.nan)
+        self.exact = True
         if self.is_num.any():
-            self.num[self.is_num] = [float(v) for v, n in zip(values, self.is_num, strict=True) if n]
+            self.num[self.is_num] = np.array(self.obj[self.is_num].tolist(), dtype=float)
+            if ints.any():
+                self.exact = bool((np.abs(self.num[ints]) <= _EXACT_INT).all())
         self._codes: np.ndarray | None = None
+        self.ncodes = 0
 
     def codes(self) -> np.ndarray:
         """Group codes: equal under Cypher grouping (``hkey``) means equal code."""
         if self._codes is None:
             seen: dict[Any, int] = {}
-            self._codes = np.fromiter((seen.setdefault(hkey(v), len(seen)) for v in self.obj), np.int64,
-                                      len(self.obj))
+            add = seen.setdefault
+            values = self.obj.tolist()
+            if self.simple:  # str, int and null are their own keys
+                self._codes = np.array([add(v, len(seen)) for v in values], dtype=np.int64)
+            else:
+                self._codes = np.array([add(hkey(v), len(seen)) for v in values], dtype=np.int64)
+            self.ncodes = len(seen)
         return self._codes
 
 
@@ -164,6 +176,14 @@ def from_arrays(g: nx.MultiDiGraph, ids: list[Any], arrays: dict[str, Any]) -> T
     out = Csr(arrays["out_ptr"], arrays["out_nbr"], arrays["out_typ"], None, arrays["out_kidx"])
     inn = Csr(arrays["in_ptr"], arrays["in_nbr"], arrays["in_typ"], arrays["in_eid"], arrays["in_kidx"])
     return Topology(ids, list(labels), label_code, list(arrays["types"]), out, inn, g._node)
+
+
+def warm(graph: nx.MultiDiGraph) -> None:
+    """Build the arrays and the columns kg's own queries read most, before the first query needs them."""
+    topo = topology(graph)
+    if topo is not None:
+        for key in ("id", "name", "title", "type", "paper_count"):
+            topo.column(key).codes()
 
 
 def topology(graph: nx.MultiDiGraph) -> Topology | None:

@@ -122,7 +122,7 @@ class _Frame:
             for k, v in evaluate(npat.props, {}, ctx).items():
                 if k == LABEL_ATTR:
                     return np.zeros(len(nodes), bool)
-                mask &= _equal(topo.column(k), v)[nodes]
+                mask &= _equal(topo.column(k), v, nodes)
         return mask
 
     def _bind(self, patterns: tuple[A.PathPattern, ...], op: Op, ctx: Context) -> None:
@@ -240,19 +240,19 @@ def _hop(csr: Csr, src: np.ndarray, tmask: np.ndarray,
     return parent[ok], csr.nbr[idx], csr.eid[idx]
 
 
-def _equal(col: Any, v: Any) -> np.ndarray:
-    """Where a column's value ``=`` the constant ``v`` is true (Cypher equality: no match across types)."""
+def _equal(col: Any, v: Any, nodes: np.ndarray) -> np.ndarray:
+    """Where the column's value at ``nodes`` ``=`` the constant ``v`` is true (Cypher: never across types)."""
     t = type(v)
     if v is None:
-        return np.zeros(len(col.obj), bool)
+        return np.zeros(len(nodes), bool)
     if t is str:
-        return col.is_str & (col.obj == v)
+        return col.is_str[nodes] & (col.obj[nodes] == v)
     if t is bool:
-        return col.is_bool & (col.obj == v)
+        return col.is_bool[nodes] & (col.obj[nodes] == v)
     if t in (int, float):
         if not col.exact or (t is int and abs(v) > 2**53):
             raise NotVectorizable
-        return col.is_num & (col.num == v)
+        return col.is_num[nodes] & (col.num[nodes] == v)
     raise NotVectorizable
 
 
@@ -321,7 +321,7 @@ class _Pred:
         if v is None:
             return np.zeros(n, bool), np.zeros(n, bool)
         if op in ("=", "<>"):
-            eq = _equal(col, v)[nodes]
+            eq = _equal(col, v, nodes)
             null = col.is_none[nodes]
             return (eq, ~eq & ~null) if op == "=" else (~eq & ~null, eq)
         fn, t = _CMP[op], type(v)

@@ -24,7 +24,7 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
         raise NotVectorizable
     topo = frame.topo
     n = frame.size
-    keys: list[tuple[np.ndarray, Any]] = []  # (group codes per row, the values at given rows)
+    keys: list[tuple[np.ndarray, Any, int]] = []  # (group codes per row, the values at given rows, code range)
     counts: list[tuple[str, np.ndarray | None]] = []
     plan: list[tuple[str, int]] = []
     for it in proj.items:
@@ -42,29 +42,23 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
             continue
         if isinstance(e, A.Var) and e.name in frame.vars:
             nodes = frame.vars[e.name]
-            keys.append((nodes.astype(np.int64), lambda r, c=nodes: _objects([Node(x) for x in topo.id_array()[c[r]]])))
+            keys.append((nodes.astype(np.int64), lambda r, c=nodes: _objects([Node(x) for x in topo.id_array()[c[r]]]),
+                         len(topo)))
         elif isinstance(e, A.Prop) and isinstance(e.subject, A.Var) and e.subject.name in frame.vars:
             col, nodes = topo.column(e.key), frame.vars[e.subject.name]
-            keys.append((col.codes()[nodes], lambda r, c=col, x=nodes: c.obj[x[r]]))
+            keys.append((col.codes()[nodes], lambda r, c=col, x=nodes: c.obj[x[r]], col.ncodes))
         elif (isinstance(e, A.Index) and isinstance(e.index, A.Literal) and e.index.value == 0
               and type(e.index.value) is int and isinstance(e.subject, A.FuncCall) and e.subject.name == "labels"
               and len(e.subject.args) == 1 and isinstance(e.subject.args[0], A.Var)
               and e.subject.args[0].name in frame.vars):
             nodes = frame.vars[e.subject.args[0].name]
             codes = topo.label_code[nodes].astype(np.int64)
-            keys.append((codes, lambda r, c=codes: _objects(topo.labels)[c[r]]))
+            keys.append((codes, lambda r, c=codes: _objects(topo.labels)[c[r]], len(topo.labels)))
         else:
             raise NotVectorizable
         plan.append(("key", len(keys) - 1))
     if keys:
-        stacked = np.stack([k for k, _ in keys], axis=1) if len(keys) > 1 else keys[0][0]
-        _, first, inverse = np.unique(stacked, axis=0 if len(keys) > 1 else None, return_index=True,
-                                      return_inverse=True)
-        inverse = inverse.reshape(-1)
-        order = np.argsort(first, kind="stable")  # groups in order of first appearance, as the interpreter
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        group, first, groups = rank[inverse], first[order], len(order)
+        group, first, groups = _groups(keys, n)
     else:
         group, first, groups = np.zeros(n, np.int64), np.zeros(1, np.int64), 1
     totals = []
@@ -74,7 +68,7 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
         else:
             pairs = np.unique(group.astype(np.int64) * len(topo) + nodes)
             totals.append(np.bincount(pairs // len(topo), minlength=groups))
-    key_values = [fn(first) for _, fn in keys]  # per group, the value of its first row (as the interpreter)
+    key_values = [fn(first) for _, fn, _ in keys]  # per group, the value of its first row (as the interpreter)
 
     def value(kind: str, i: int, g: int) -> Any:
         return int(totals[i][g]) if kind == "count" else key_values[i][g]
@@ -86,7 +80,18 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
     if all(isinstance(e, A.Var) and e.name in column for e, _ in order):
         # ORDER BY returned columns: sort group numbers (as projection._sort sorts rows: stable, last key
         # first), cut SKIP/LIMIT, and build rows only for the groups kept.
+        skip = _count(proj.skip, "SKIP", ctx) or 0
+        limit = _count(proj.limit, "LIMIT", ctx)
         ranked = np.arange(groups)
+        kind, i = column[order[0][0].name] if order else ("", 0)  # type: ignore[attr-defined]
+        if limit is not None and kind == "count" and skip + limit < groups:
+            # Top k by a count: only groups that reach the k-th count (ties included) can be kept; sorting
+            # just those, in their original order, gives the same first k rows.
+            v, m = totals[i], skip + limit
+            if order[0][1]:
+                ranked = np.nonzero(v >= np.partition(v, groups - m)[groups - m])[0]
+            else:
+                ranked = np.nonzero(v <= np.partition(v, m - 1)[m - 1])[0]
         for e, desc in reversed(order):
             kind, i = column[e.name]  # type: ignore[attr-defined]
             if kind == "count":
@@ -94,8 +99,6 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
                 ranked = ranked[np.argsort(-by if desc else by, kind="stable")]
             else:
                 ranked = ranked[_sort_order(key_values[i][ranked], desc)]
-        skip = _count(proj.skip, "SKIP", ctx) or 0
-        limit = _count(proj.limit, "LIMIT", ctx)
         ranked = ranked[skip:] if limit is None else ranked[skip : skip + limit]
         return iter([{it.alias: value(*p, int(g)) for it, p in zip(proj.items, plan, strict=True)} for g in ranked])
     out = [{it.alias: value(*p, g) for it, p in zip(proj.items, plan, strict=True)} for g in range(groups)]
@@ -124,3 +127,29 @@ def _sort_order(values: np.ndarray, desc: bool) -> np.ndarray:
             return np.argsort(-rank if desc else rank, kind="stable")
     keys = [sort_key(v) for v in values]
     return np.array(sorted(range(len(keys)), key=keys.__getitem__, reverse=desc), dtype=np.int64)
+
+
+def _groups(keys: list[tuple[np.ndarray, Any, int]], n: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(group of each row, first row of each group, number of groups), groups numbered in order of first
+    appearance, as the interpreter meets them."""
+    code, span = keys[0][0], keys[0][2]
+    for c, _, k in keys[1:]:
+        if span * k >= 2**62:
+            stacked = np.stack([c for c, _, _ in keys], axis=1)
+            _, code = np.unique(stacked, axis=0, return_inverse=True)
+            code, span = code.reshape(-1).astype(np.int64), n
+            break
+        code, span = code * k + c, span * k
+    if span <= 4 * n + 65_536:  # a dense table of codes beats sorting
+        first_of = np.full(span, n, dtype=np.int64)
+        np.minimum.at(first_of, code, np.arange(n, dtype=np.int64))
+        present = np.nonzero(first_of < n)[0]
+        order = present[np.argsort(first_of[present], kind="stable")]
+        rank = np.empty(span, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[code], first_of[order], len(order)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order], len(order)

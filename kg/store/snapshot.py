@@ -41,7 +41,9 @@ MAGIC = b"KGSNAP\r\n"
 VERSION = 3  # 3: the graph's topology as arrays (vectorised Cypher)
 _MARSHAL_VERSION = 4
 NODE_CHUNK = 20_000
-CACHE_EDGES = 400_000  # decoded adjacency kept in memory, counted in edges (a few hundred MB at most)
+# Decoded adjacency kept in memory, counted in edges (both directions): the whole graph up to 3 million (a
+# 20k-abstract graph, 1.2 million), so walks past 10k abstracts stop re-decoding blobs; at least 400,000.
+CACHE_EDGES, CACHE_EDGES_MAX = 400_000, 3_000_000
 
 
 def source_identity(jsonl: Path) -> dict[str, Any]:
@@ -281,7 +283,7 @@ class FrozenGraph(nx.MultiDiGraph):
         def sentence(i: int) -> str:
             return mm[sent_base + sent_off[i] : sent_base + sent_off[i + 1]].decode()
 
-        cache = LRUCache(CACHE_EDGES)
+        cache = LRUCache(max(CACHE_EDGES, min(2 * int(snap.header["edges"]), CACHE_EDGES_MAX)))
         self._adj = _Adjacency(snap, pos, "out", sentence, cache)
         self._pred = _Adjacency(snap, pos, "in", sentence, cache)
         self._edge_count = snap.header["edges"]

@@ -68,6 +68,7 @@ QUERIES = [
     ("MATCH (e:Method {name: 'alpha'}) WHERE e.name CONTAINS 'lph' RETURN e.count AS c, count(*) AS n", True),
     ("MATCH (e:Nothing) RETURN count(*) AS n", True),
     ("MATCH (e) RETURN e.count AS c, count(*) AS n ORDER BY c DESC, n SKIP 1 LIMIT 4", True),
+    ("MATCH (e)-->(f) RETURN f.name AS f, e.count AS c, count(*) AS n ORDER BY n, c SKIP 2 LIMIT 3", True),
     ("MATCH (e)-->(f) RETURN DISTINCT e.tag AS t, count(f) AS n ORDER BY t", True),
     ("MATCH (e:Nothing) RETURN e.id AS id, count(*) AS n", True),
     ("MATCH (a:Paper)-[r:USES]->(b) WHERE a.name = 'alpha' RETURN a.id, type(r) AS t, r.w AS w, b.id ORDER BY w", True),
