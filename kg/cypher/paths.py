@@ -68,6 +68,11 @@ def var_length(
     graph = ctx.graph
     cap = UNBOUNDED_HOPS if hi is None else hi
     trail: list[Rel] = []
+    # With a fixed end and a bound, a walk that can no longer reach the end in the hops left is cut: hop counts
+    # to the end (by the same filter, reusing edges, so never more than a trail needs) from a search back
+    # from the end. The walks that remain, and their order, are those the full search yields.
+    # (A step is taken only to a node within the hops left of the end, so the search back needs cap - 1 hops.)
+    near = None if target is None or hi is None else _hops_to(ctx, target, FLIP[direction], flt, cap - 1)
 
     def dfs(node: Any, depth: int) -> Iterator[tuple[Any, list[Rel]]]:
         ctx.tick()
@@ -80,8 +85,9 @@ def var_length(
                     f"give an explicit upper bound such as *..{UNBOUNDED_HOPS}"
                 )
             return
+        left = cap - depth - 1
         for nxt, rid in hops(graph, node, direction, flt):
-            if rid in used:
+            if rid in used or (near is not None and near.get(nxt, cap + 1) > left):
                 continue
             used.add(rid)
             trail.append(Rel(*rid))
@@ -92,6 +98,22 @@ def var_length(
                 used.discard(rid)
 
     return dfs(u, 0)
+
+
+def _hops_to(ctx: Context, end: Any, direction: str, flt: RelFilter, limit: int) -> dict[Any, int]:
+    """Fewest hops from each node within ``limit`` of ``end`` to it (searching from ``end`` along ``direction``)."""
+    dist = {end: 0}
+    frontier = [end]
+    for depth in range(1, limit + 1):
+        nxt = []
+        for u in frontier:
+            for v, _ in hops(ctx.graph, u, direction, flt):
+                ctx.tick()
+                if v not in dist:
+                    dist[v] = depth
+                    nxt.append(v)
+        frontier = nxt
+    return dist
 
 
 def shortest_paths(

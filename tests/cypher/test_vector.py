@@ -187,3 +187,18 @@ def test_two_ended_shortest_paths_equal_one_ended(seed: int) -> None:
             got = [[(r.start, r.end, r.key) for r in p]
                    for p in shortest_paths(ctx, a, b, direction, flt, 1, hi, want_all, set())]
             assert got == _reference_shortest(ctx, a, b, direction, flt, hi, want_all), (a, b, direction, hi)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_walks_to_a_fixed_end_equal_the_full_search(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kg.cypher.planner import Planner
+
+    g = random_graph(200 + seed, n=30, m=90)
+    rnd = random.Random(seed)
+    queries = ["MATCH p = (a {id: $a})-[*2]-(b {id: $b}) RETURN [n IN nodes(p) | n.id] AS via",
+               "MATCH (a {id: $a})-[r:USES|CITES*1..3]->(b) WHERE b.id = $b RETURN [x IN r | x.w] AS w",
+               "MATCH (a {id: $a})<-[*0..2]-(b {id: $b}) RETURN count(*) AS n"]
+    cases = [(q, {"a": f"n{rnd.randrange(30):02d}", "b": f"n{rnd.randrange(30):02d}"}) for q in queries * 8]
+    steered = [run_query(g, q, p, max_rows=100_000).rows for q, p in cases]
+    monkeypatch.setattr(Planner, "_bind_end", lambda self, pi, rel_idx, dst: None)
+    assert [run_query(g, q, p, max_rows=100_000).rows for q, p in cases] == steered
