@@ -87,6 +87,7 @@ class Topology:
         self._columns: dict[str, Column] = {}
         self._out_src: np.ndarray | None = None
         self._id_array: np.ndarray | None = None
+        self.single_labels = True
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -171,11 +172,20 @@ TOPOLOGY_ARRAYS = {"out_ptr": np.int64, "out_nbr": np.int32, "out_typ": np.int16
 
 def from_arrays(g: nx.MultiDiGraph, ids: list[Any], arrays: dict[str, Any]) -> Topology:
     labels: dict[Any, int] = {}
-    label_code = np.fromiter((labels.setdefault(a.get(LABEL_ATTR), len(labels)) for a in g._node.values()),
-                             np.int16, len(ids))
+    several = [False]
+
+    def code(label: Any) -> int:
+        if label is not None and type(label) is not str:  # a node with several labels (never in kg's stores)
+            several[0] = True
+            label = None
+        return labels.setdefault(label, len(labels))
+
+    label_code = np.fromiter((code(a.get(LABEL_ATTR)) for a in g._node.values()), np.int16, len(ids))
     out = Csr(arrays["out_ptr"], arrays["out_nbr"], arrays["out_typ"], None, arrays["out_kidx"])
     inn = Csr(arrays["in_ptr"], arrays["in_nbr"], arrays["in_typ"], arrays["in_eid"], arrays["in_kidx"])
-    return Topology(ids, list(labels), label_code, list(arrays["types"]), out, inn, g._node)
+    topo = Topology(ids, list(labels), label_code, list(arrays["types"]), out, inn, g._node)
+    topo.single_labels = not several[0]  # label codes describe every node only when each has at most one
+    return topo
 
 
 def warm(graph: nx.MultiDiGraph) -> None:

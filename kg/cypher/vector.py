@@ -44,7 +44,7 @@ def run(query: A.SingleQuery, ctx: Context) -> Iterator[Record] | None:
     if not aggregating and (not isinstance(first, A.Match) or _starts_with_lookup(first, ctx)):
         return None  # a lookup by id is quicker interpreted than set up as arrays
     topo = topology(ctx.graph)
-    if topo is None:
+    if topo is None or not topo.single_labels:
         return None
     try:
         frame = _Frame(topo)

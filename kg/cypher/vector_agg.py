@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from kg.cypher import ast as A
-from kg.cypher.analysis import aggregates_in
+from kg.cypher.analysis import aggregates_in, substitute
 from kg.cypher.context import Context, Record
-from kg.cypher.projection import _count, project, substitute
+from kg.cypher.projection import _count, project
 from kg.cypher.values import Node, sort_key
 
 
