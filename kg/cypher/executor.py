@@ -134,7 +134,7 @@ def _single(query: A.SingleQuery, ctx: Context, outer: Record | None = None) -> 
             # Checked first (project checks eagerly, over no rows); then a query simple enough for arrays runs
             # there, same rows in the same order, and any other in the interpreter.
             _, names = project(iter(()), clause.proj, scope, ctx, is_with=False)
-            fast = vector.run(query, ctx)
+            fast = None if outer else vector.run(query, ctx)  # a subquery's rows depend on its outer record
             if fast is not None:
                 return fast, names
             return project(records, clause.proj, scope, ctx, is_with=False)
