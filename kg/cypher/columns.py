@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 from array import array
+from itertools import repeat
 from typing import Any
 
 import networkx as nx
@@ -19,6 +20,8 @@ from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey
 
 _TOPOLOGY: weakref.WeakKeyDictionary[nx.MultiDiGraph, Topology] = weakref.WeakKeyDictionary()
 _EXACT_INT = 2**53  # integers beyond this do not survive a float64 column
+_KINDS = {type(None): 0, str: 1, bool: 2, int: 3, float: 4}
+_OTHER = 5
 
 
 class Csr:
@@ -40,33 +43,31 @@ class Column:
         n = len(values)
         self.obj = np.empty(n, dtype=object)
         self.obj[:] = values
-        kinds = np.empty(n, dtype=object)
-        kinds[:] = [type(v) for v in values]
-        self.is_none = np.equal(kinds, type(None))  # exact types: True is not a number here
-        self.is_str = np.equal(kinds, str)
-        self.is_bool = np.equal(kinds, bool)
-        ints = np.equal(kinds, int)
-        self.is_num = ints | np.equal(kinds, float)
+        kinds = np.fromiter(map(_KINDS.get, map(type, values), repeat(_OTHER)), np.int8, n)
+        self.is_none = kinds == _KINDS[type(None)]  # exact types: True is not a number here
+        self.is_str = kinds == _KINDS[str]
+        self.is_bool = kinds == _KINDS[bool]
+        ints = kinds == _KINDS[int]
+        self.is_num = ints | (kinds == _KINDS[float])
         self.simple = bool((self.is_none | self.is_str | ints).all())  # grouping needs no hkey
         self.num = np.full(n, np.nan)
         self.exact = True
         if self.is_num.any():
-            self.num[self.is_num] = np.array(self.obj[self.is_num].tolist(), dtype=float)
-            if ints.any():
-                self.exact = bool((np.abs(self.num[ints]) <= _EXACT_INT).all())
+            try:
+                self.num[self.is_num] = np.array(self.obj[self.is_num].tolist(), dtype=float)
+                self.exact = not ints.any() or bool((np.abs(self.num[ints]) < _EXACT_INT).all())
+            except OverflowError:  # an integer past float range: numeric tests go to the interpreter
+                self.exact = False
         self._codes: np.ndarray | None = None
         self.ncodes = 0
 
     def codes(self) -> np.ndarray:
         """Group codes: equal under Cypher grouping (``hkey``) means equal code."""
         if self._codes is None:
-            seen: dict[Any, int] = {}
-            add = seen.setdefault
             values = self.obj.tolist()
-            if self.simple:  # str, int and null are their own keys
-                self._codes = np.array([add(v, len(seen)) for v in values], dtype=np.int64)
-            else:
-                self._codes = np.array([add(hkey(v), len(seen)) for v in values], dtype=np.int64)
+            keys = values if self.simple else list(map(hkey, values))  # str, int and null are their own keys
+            seen = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+            self._codes = np.fromiter(map(seen.__getitem__, keys), np.int64, len(keys))
             self.ncodes = len(seen)
         return self._codes
 
