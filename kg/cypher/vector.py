@@ -29,7 +29,7 @@ from kg.cypher.projection import project
 from kg.cypher.values import LABEL_ATTR, Node, Rel
 from kg.cypher.vector_agg import NotVectorizable, aggregate
 
-MAX_ROWS = 20_000_000  # past this many intermediate rows the interpreter streams instead
+MAX_ROWS = 5_000_000  # past this many intermediate rows (a few hundred MB of arrays) the interpreter streams
 _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
 
@@ -230,6 +230,8 @@ def _hop(csr: Csr, src: np.ndarray, tmask: np.ndarray,
     starts = csr.ptr[src]
     lens = csr.ptr[src + 1] - starts
     total = int(lens.sum())
+    if total > MAX_ROWS:
+        raise NotVectorizable
     parent = np.repeat(np.arange(len(src)), lens)
     offsets = np.cumsum(lens) - lens
     idx = np.arange(total) - np.repeat(offsets, lens) + np.repeat(starts, lens)
