@@ -93,26 +93,28 @@ def _batches(items: Iterable[PaperRecord | Skip], n: int) -> Iterator[list[Paper
 
 
 class SkipWarnings:
-    """Print skipped records as warnings, at most ``per_file`` for each input file: a binary or badly damaged
-    file would otherwise print a line per line of it. ``finish`` then says how many more each file had."""
+    """Print skipped records as warnings, at most ``per_reason`` of each kind for each input file: a binary or
+    badly damaged file would otherwise print a line per line of it, while distinct problems all show.
+    ``finish`` then says how many more each file had, by kind."""
 
-    def __init__(self, per_file: int = 20) -> None:
-        self.per_file = per_file
-        self.shown: Counter[str] = Counter()
-        self.hidden: Counter[str] = Counter()
+    def __init__(self, per_reason: int = 10) -> None:
+        self.per_reason = per_reason
+        self.shown: Counter[tuple[str, str]] = Counter()
+        self.hidden: dict[str, Counter[str]] = {}
 
     def __call__(self, s: Skip) -> None:
         source = s.where.rsplit(":", 1)[0] if s.where.rpartition(":")[2].isdigit() else s.where
-        if self.shown[source] < self.per_file:
-            self.shown[source] += 1
+        if self.shown[source, s.reason] < self.per_reason:
+            self.shown[source, s.reason] += 1
             print(f"kg: warning: {s.message()}", file=sys.stderr)
         else:
-            self.hidden[source] += 1
+            self.hidden.setdefault(source, Counter())[s.reason] += 1
 
     def finish(self) -> None:
-        for source, n in self.hidden.items():
-            print(f"kg: warning: {source}: {n:,} more skipped records not shown ({self.shown[source] + n:,} "
-                  f"in all); is it the file you meant?", file=sys.stderr)
+        for source, reasons in self.hidden.items():
+            kinds = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
+            print(f"kg: warning: {source}: {sum(reasons.values()):,} more skipped records not shown ({kinds})",
+                  file=sys.stderr)
         self.hidden.clear()
 
 
