@@ -14,6 +14,7 @@ from kg.cli.main import json_option
 from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
 from kg.progress import Progress
+from kg.readers import parse_map
 
 
 @click.command()
@@ -24,20 +25,27 @@ from kg.progress import Progress
               help="Extraction processes (each loads its own spaCy pipeline, about 250 MB).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="A progress bar with rate and ETA on a terminal; a line every 30 s otherwise.")
+@click.option("--map", "column_map", multiple=True, metavar="COLUMN=FIELD",
+              help="CSV/TSV: read COLUMN as FIELD (abstract, title, id, doi, arxiv_id, year, published, venue, "
+                   "authors); repeatable. Common column names are known without it.")
 @json_option
 def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: int, progress: bool,
-          as_json: bool) -> None:
-    """Read seed lists (.txt) and JSON Lines (.jsonl, .jsonl.gz) from PATHS into the graph.
+          column_map: tuple[str, ...], as_json: bool) -> None:
+    """Read papers from PATHS (files or directories) into the graph.
 
-    Re-building the same input changes nothing; building another corpus into the same store merges.
+    Formats, by extension and checked against the content: seed lists (.txt), JSON Lines (.jsonl), JSON (.json:
+    kg records, OpenAlex works, Semantic Scholar papers), CSV/TSV with a header row, BibTeX (.bib) and arXiv
+    API Atom feeds (.atom, .xml); any of them gzipped (.gz). Re-building the same input changes nothing;
+    building another corpus into the same store merges.
     """
+    cmap = parse_map(column_map) if column_map else None  # a bad --map fails before the store is touched
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if jobs > cpus:
         click.echo(f"kg: warning: --jobs {jobs} is more than the {cpus} CPUs available; extraction will not "
                    f"get faster", err=True)
     with open_store(store_opts, writable=True, wait=wait) as store:
         bar = Progress(count_records(paths)) if progress else None
-        s = run_build(paths, store, jobs=jobs, on_progress=bar)
+        s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap)
         if bar:
             bar.finish()
     st = s.stats

@@ -69,3 +69,27 @@ def test_partial_input_succeeds_and_nothing_readable_fails(tmp_path: Path) -> No
     assert r.returncode == 1 and "no paper could be read" in r.stderr
     # What was stored before is still there.
     assert json.loads(run("stats", "--store-dir", str(tmp_path / "s"), "--json").stdout)["papers"] == 1
+
+
+def test_build_reads_every_example_format_and_map_names_columns(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    store = str(tmp_path / "s")
+    r = run("build", str(examples), "--store-dir", store, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    # A BibTeX entry and a Semantic Scholar paper lack abstracts: one line each, counted, the rest built.
+    assert out["read"] == 12 and out["stats"]["papers"] == 12 and out["skipped"] == {"no abstract": 2}
+    assert "refs.bib:22 (aboagye2024pretrained): skipped: no abstract" in r.stderr
+    odd = tmp_path / "odd.csv"
+    odd.write_text("Ref,Text of paper\nr1,We train a transformer on ImageNet.\n", encoding="utf-8")
+    r = run("build", str(odd), "--store-dir", str(tmp_path / "t"))
+    assert r.returncode == 1 and "odd.csv:1: skipped: no abstract column" in r.stderr
+    assert "--map COLUMN=abstract" in r.stderr and "Traceback" not in r.stderr
+    r = run("build", str(odd), "--store-dir", str(tmp_path / "t"), "--map", "Text of paper=abstract",
+            "--map", "ref=id")
+    assert r.returncode == 0 and "read 1 papers" in r.stdout, r.stderr
+    assert json.loads(run("paper", "r1", "--store-dir", str(tmp_path / "t"), "--json").stdout)["id"] == "r1"
+    r = run("build", str(odd), "--store-dir", str(tmp_path / "u"), "--map", "Ref=colour")
+    assert r.returncode == 1 and r.stderr.strip() == (
+        "kg: error: --map Ref=colour: expected COLUMN=FIELD with FIELD one of abstract, title, id, doi, arxiv_id, "
+        "url, year, published, venue, authors")
