@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 import orjson
@@ -43,11 +44,18 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     if jobs > cpus:
         click.echo(f"kg: warning: --jobs {jobs} is more than the {cpus} CPUs available; extraction will not "
                    f"get faster", err=True)
-    with open_store(store_opts, writable=True, wait=wait) as store:
-        bar = Progress(count_records(paths)) if progress else None
-        s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap)
-        if bar:
-            bar.finish()
+    fresh = _first_missing(Path(store_opts.store_dir)) if store_opts.kind == "embedded" else None
+    ok = False
+    try:
+        with open_store(store_opts, writable=True, wait=wait) as store:
+            bar = Progress(count_records(paths)) if progress else None
+            s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap)
+            if bar:
+                bar.finish()
+        ok = s.read > 0
+    finally:
+        if fresh is not None and not ok:
+            _remove_new_store(Path(store_opts.store_dir), fresh)
     st = s.stats
     assert st is not None
     if as_json:
@@ -70,3 +78,27 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     if s.read == 0:
         raise InputError("no paper could be read from " + ", ".join(paths))
     sys.stdout.flush()
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` that does not exist yet (the build will make it), else None."""
+    missing = None
+    for p in (path, *path.parents):
+        if p.exists():
+            break
+        missing = p
+    return missing
+
+
+def _remove_new_store(path: Path, top: Path) -> None:
+    """A build that made its store folder and read no paper takes the folder away again (up to ``top``, the first
+    folder it made), instead of leaving one that holds only ``.lock`` or an empty graph."""
+    try:
+        for name in (".lock", "graph.jsonl", "graph.snapshot", "inputs.jsonl"):
+            (path / name).unlink(missing_ok=True)
+        for p in (path, *path.parents):
+            p.rmdir()  # fails, and stops, at a folder something else has put a file into
+            if p == top:
+                break
+    except OSError:  # the build's own error is what the user needs to see
+        pass

@@ -93,3 +93,35 @@ def test_build_reads_every_example_format_and_map_names_columns(tmp_path: Path) 
     assert r.returncode == 1 and r.stderr.strip() == (
         "kg: error: --map Ref=colour: expected COLUMN=FIELD with FIELD one of abstract, title, id, doi, arxiv_id, "
         "url, year, published, venue, authors")
+
+
+def test_first_hour_papercuts(tmp_path: Path, seeds_store_dir: Path) -> None:
+    import socket
+
+    store = str(seeds_store_dir)
+    # Output into folders that do not exist yet: made, not a FileNotFoundError.
+    r = run("viz", "-o", str(tmp_path / "nodir" / "sub" / "o.html"), "--store-dir", store)
+    assert r.returncode == 0 and (tmp_path / "nodir" / "sub" / "o.html").stat().st_size > 1000, r.stderr
+    r = run("export", "--format", "jsonl", "-o", str(tmp_path / "a" / "b" / "g.jsonl"), "--store-dir", store)
+    assert r.returncode == 0 and (tmp_path / "a" / "b" / "g.jsonl").exists(), r.stderr
+    # A misspelt entity: the fuzzy search's suggestions, on the one error line.
+    r = run("entity", "mutual informaton", "--store-dir", store)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "did you mean: mutual information" in r.stderr
+    # Every wrapped line of an evidence quote but the first is aligned after the opening mark, not given another.
+    text = run("entity", "STE", "--store-dir", store).stdout
+    quoted = [ln for ln in text.splitlines() if ln.startswith(" " * 15)]
+    assert len(quoted) >= 2 and quoted[0].startswith(" " * 15 + "“") and quoted[-1].endswith("”")
+    assert all(ln.startswith(" " * 16) and "“" not in ln for ln in quoted[1:])
+    # A port in use: one line saying so, and no "serving ..." before it.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run("serve", "--store-dir", store, "--port", str(port))
+    assert r.returncode == 1 and "serving" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == (f"kg: error: cannot listen on 127.0.0.1:{port}: Address already in use; is another "
+                                "kg serve running? choose another --port")
+    # A failed build into a new folder leaves no folder behind (it held only .lock).
+    r = run("build", str(tmp_path / "missing.jsonl"), "--store-dir", str(tmp_path / "new" / "store"))
+    assert r.returncode == 1 and not (tmp_path / "new").exists()
