@@ -24,7 +24,7 @@ from kg.readers.base import (
 from kg.readers.bibtex import read_bibtex
 from kg.readers.jsonl import read_json, read_jsonl, record_from_json
 from kg.readers.seeds import parse_seed_header, read_seed_list
-from kg.readers.table import FIELDS, parse_map, read_table
+from kg.readers.table import FIELDS, map_columns, parse_map, read_table
 
 __all__ = ["FIELDS", "FORMATS", "MAX_ABSTRACT_CHARS", "MAX_ID_CHARS", "MAX_LINE_BYTES", "MAX_NAME_CHARS",
            "MAX_TITLE_CHARS", "UNREADABLE", "PaperRecord", "Skip", "content_id", "estimate_records",
@@ -75,8 +75,26 @@ def _first_byte(path: Path) -> bytes:
         return b""
 
 
+def _table_in_txt(path: Path) -> Skip | None:
+    """A table saved as .txt (a header row naming an abstract column) would become one paper of every row."""
+    try:
+        with opener(path)(path, "rb") as fh:
+            first = fh.readline(1 << 16).decode("utf-8", "replace").lstrip("\ufeff")
+    except Exception:  # noqa: BLE001 - reading proper reports what is wrong with the file
+        return None
+    for delim in ("\t", ",", ";"):
+        cols = first.rstrip("\r\n").split(delim)
+        if len(cols) >= 2 and "abstract" in map_columns(cols):
+            kind = "TSV" if delim == "\t" else "CSV"
+            return Skip(f"{path}:1", f"a {kind} table, not a seed list",
+                        f"the first line is a header row; name the file .{kind.lower()}")
+    return None
+
+
 def _reader(path: Path, column_map: Mapping[str, str] | None) -> Callable[[Path], Iterator[PaperRecord | Skip]]:
     fmt = format_of(path)
+    if fmt == "seeds" and (table := _table_in_txt(path)) is not None:
+        return lambda p: iter([table])
     if fmt == "jsonl" and _first_byte(path) == b"[":  # a JSON array saved as .jsonl
         fmt = "json"
     if fmt == "table":

@@ -259,3 +259,11 @@ def test_unknown_extension_is_an_input_error_and_directories_take_every_format(t
     (tmp_path / "r.bib").write_text("@misc{k, abstract={Another abstract.}}")
     recs, _ = read(tmp_path)
     assert sorted(r.abstract for r in recs) == ["An abstract.", "Another abstract."]
+
+
+def test_a_table_saved_as_txt_is_refused_not_read_as_one_paper(tmp_path: Path) -> None:
+    f = tmp_path / "papers.txt"
+    f.write_text("id\ttitle\tabstract\nA1\tT\tAn abstract.\nA2\tU\tAnother.\n", encoding="utf-8")
+    recs, skips = read(f)
+    assert not recs and [(s.reason, s.detail) for s in skips] == [
+        ("a TSV table, not a seed list", "the first line is a header row; name the file .tsv")]
