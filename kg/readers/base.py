@@ -111,30 +111,27 @@ def line_of(text: str, offset: int) -> int:
 
 
 _YEAR = re.compile(r"(?<!\d)((?:1[5-9]|20)\d\d)(?!\d)")
-_ISO = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*$")
+_PUBLISHED = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ][0-9:.,]*(?:Z|[+-]\d{2}:?\d{2})?)?")  # a date or a timestamp
 
 
 def parse_date(value: object) -> tuple[int | None, str | None]:
-    """(year, ISO date) from 2024, "2024", "2024-01-31", "2024-01-31T12:00:00Z", "May 2024"; (None, None) if none."""
+    """(year, ISO date) from 2024, "2024-01-31", "2024-01-31T12:00:00Z", "May 2024": the date only when the value
+    names a day (``published`` is a Cypher date); (None, None) when it names no year."""
     if isinstance(value, bool) or value is None:
         return None, None
     if isinstance(value, int):
-        return (value, str(value)) if 0 <= value <= 9999 else (None, None)
+        return (value, None) if 0 <= value <= 9999 else (None, None)
     if not isinstance(value, str):
         return None, None
-    m = _ISO.match(value)
+    m = _PUBLISHED.fullmatch(value.strip())
     if m:
-        y, mo, d = int(m.group(1)), m.group(2), m.group(3)
         try:
-            if d:
-                return y, date(y, int(mo), int(d)).isoformat()
-            if mo and 1 <= int(mo) <= 12:
-                return y, f"{y:04d}-{int(mo):02d}"
+            day = date.fromisoformat(m.group(1))
+            return day.year, day.isoformat()
         except ValueError:
             pass
-        return y, f"{y:04d}"
     m = _YEAR.search(value)
-    return (int(m.group(1)), m.group(1)) if m else (None, None)
+    return (int(m.group(1)), None) if m else (None, None)
 
 
 def split_authors(value: str) -> list[str]:
@@ -186,6 +183,7 @@ def make_record(where: str, *, abstract: object, id: object = None, title: objec
         return _field_error(where, "year", "an integer", year)
     if year is not None and not 0 <= year <= 9999:
         return Skip(where, "field 'year' is out of range", f"{year}, expected 0 to 9999")
+    published = published or None
     if published is not None and not isinstance(published, str):
         return _field_error(where, "published", "a date string", published)
     if venue is not None and not isinstance(venue, str):
@@ -199,7 +197,9 @@ def make_record(where: str, *, abstract: object, id: object = None, title: objec
         if len(value) > MAX_NAME_CHARS:
             return Skip(where, f"field '{name}' is too long", f"{len(value)} characters, limit {MAX_NAME_CHARS}")
     if published is not None:
-        y, published = parse_date(published)
+        raw, (y, published) = published, parse_date(published)
+        if published is None:
+            return Skip(where, "field 'published' is not a date", f"{raw[:40]!r}, expected YYYY-MM-DD")
         year = year if year is not None else y
     return PaperRecord(
         id=pid,

@@ -39,6 +39,7 @@ from kg.models import (
 from kg.related import RelatedIndex
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
+from kg.store.neo4j_values import from_driver
 from kg.store.nxreads import NxReads
 
 RECHECK_S = 2.0
@@ -68,7 +69,7 @@ class _Sub(NxReads):
 
 def add_node(g: nx.MultiDiGraph, label: str, props: Mapping[str, Any]) -> str:
     """Add or complete a node; null values are projections that left something out, not properties."""
-    clean = {k: v for k, v in props.items() if v is not None and k != "label"}
+    clean = {k: from_driver(v) for k, v in props.items() if v is not None and k != "label"}
     nid = clean["id"]
     if nid in g:
         g.nodes[nid].update(clean)
