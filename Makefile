@@ -6,7 +6,7 @@ STORE  ?= kg-store
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve build test bench lint browser clean
+.PHONY: serve build test bench lint browser clean docs
 
 # One command: install, build the graph from seeds/, serve the API and views.
 serve: build
@@ -23,8 +23,14 @@ test: $(VENV)/.installed-test browser
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
 
+# The README's example outputs (build, stats, API calls, the five queries) from a fresh build of seeds/, the
+# recorded quality and scale tables (docs/results/), and docs/overview.png; tests/core/test_readme.py checks them.
+# `make docs EVAL=1` also re-runs kg eval (minutes) and records it.
+docs: $(VENV)/.installed-test browser
+	$(BIN)/python scripts/make_docs.py $(if $(EVAL),--eval)
+
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check kg api viz tests bench
+	$(BIN)/ruff check kg api viz tests bench scripts
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections import Counter, deque
@@ -23,6 +24,7 @@ from kg.readers import PaperRecord, Skip, read_papers
 from kg.store.base import Store
 
 BATCH = 64
+_LOCATION = re.compile(r":(?=\d+(?:\s|$)| entry \d)")
 
 
 @dataclass(slots=True)
@@ -103,7 +105,8 @@ class SkipWarnings:
         self.hidden: dict[str, Counter[str]] = {}
 
     def __call__(self, s: Skip) -> None:
-        source = s.where.rsplit(":", 1)[0] if s.where.rpartition(":")[2].isdigit() else s.where
+        # "file:12", "file: entry 3", "refs.bib:22 (key)": the file is what comes before the location
+        source = _LOCATION.split(s.where, maxsplit=1)[0]
         if self.shown[source, s.reason] < self.per_reason:
             self.shown[source, s.reason] += 1
             print(f"kg: warning: {s.message()}", file=sys.stderr)
@@ -121,8 +124,9 @@ class SkipWarnings:
 def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
           extractor: Callable[[], Extractor] = Extractor, jobs: int = 1,
           on_skip: Callable[[Skip], None] | None = None,
-          on_progress: Callable[[int], None] | None = None) -> BuildSummary:
-    """Ingest ``paths`` into ``store``; returns what happened.
+          on_progress: Callable[[int], None] | None = None,
+          column_map: Mapping[str, str] | None = None) -> BuildSummary:
+    """Ingest ``paths`` into ``store``; returns what happened (``column_map``: CSV columns to fields).
 
     Records stream through in batches; each batch's extractions are appended to the store's extraction log
     before the next is read, so an interrupted build resumes where it stopped. The graph is derived from all
@@ -152,7 +156,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
             on_progress(summary.reused + summary.extracted)
 
     try:
-        for batch in _batches(read_papers(paths), BATCH):
+        for batch in _batches(read_papers(paths, column_map=column_map), BATCH):
             todo: list[tuple[str, PaperRecord]] = []
             for item in batch:
                 if isinstance(item, Skip):
@@ -215,20 +219,12 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
 
 def count_records(paths: Iterable[str | os.PathLike[str]]) -> int | None:
     """A quick upper bound on the records in ``paths`` for progress and ETA (non-empty lines or paragraphs)."""
-    import gzip
-
-    from kg.readers import JSONL_SUFFIXES, expand_paths
+    from kg.readers import estimate_records, expand_paths
 
     total = 0
     try:
         for p in expand_paths(paths):
-            opener = gzip.open if p.name.endswith(".gz") else open
-            with opener(p, "rb") as fh:
-                if p.name.endswith(JSONL_SUFFIXES):
-                    total += sum(1 for line in fh if line.strip())
-                else:
-                    data = fh.read()
-                    total += max(0, sum(1 for para in data.split(b"\n\n") if para.strip()) - 1)
+            total += estimate_records(p)
     except Exception:  # noqa: BLE001 - only an estimate; reading proper reports the real problem
         return None
     return total

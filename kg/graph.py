@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import networkx as nx
 
 from kg.canon import canonical_key, entity_id, looks_like_acronym
-from kg.clean import clean_text
 from kg.extract import lexicon as lx
 from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
 from kg.related import RelatedIndex
+from kg.titles import TitleBook
 
 ENTITY_LABELS = {"method": "Method", "model": "Model", "dataset": "Dataset", "task": "Task", "metric": "Metric",
                  "concept": "Concept"}
@@ -103,32 +103,6 @@ def _is_noise(key: str, ty: str, paper_count: int) -> bool:
     return ty == "concept" and paper_count < 2
 
 
-def display_title(record: PaperRecord, ext: Extraction) -> str:
-    """A readable title for a paper that has none: its named contribution, else its first clause."""
-    text = record.abstract
-    first_s, first_e = ext.sentences[0] if ext.sentences else (0, len(text))
-    named = [m for m in ext.entities if m.proposed and any(c.isupper() for c in m.text)]
-    if named:
-        m = named[0]
-        _, s_end = ext.sentences[m.sent] if ext.sentences else (0, len(text))
-        after = text[m.end : s_end]
-        g = re.match(r"\s*[,:(]\s*((?:a|an|the)\s+[^.;()]{10,})", after)
-        if g:
-            return _shorten(f"{m.text}: {g.group(1)}")
-    first = text[first_s:first_e]
-    clause = re.split(r"(?<=\w)(?:[;:]|,(?=\s+(?:but|while|which|yet|whereas|although|where)\b))\s", first,
-                      maxsplit=1)[0]
-    return _shorten(clause if len(clause.split()) >= 4 else first)
-
-
-def _shorten(s: str, limit: int = 110) -> str:
-    s = " ".join(clean_text(s).text.split()).rstrip(".,;: ")
-    if len(s) <= limit:
-        return s
-    cut = s[:limit].rsplit(" ", 1)[0]
-    return cut.rstrip(".,;: ") + "…"
-
-
 def _slug(prefix: str, name: str) -> str:
     return prefix + (re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-") or "unknown")
 
@@ -196,9 +170,10 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
 
     # Pass 2: papers, authors, venues and evidence-carrying edges.
     paper_entities: dict[str, set[str]] = {}
+    titles = TitleBook()  # ids in order, so the same papers get the same labels
     for p, keys in zip(plist(), resolved, strict=True):
         r, ext = p.record, p.extraction
-        title = r.title or display_title(r, ext)
+        title = titles.take(r.title) if r.title else titles.label(r.id, r.abstract, ext)
         g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,
                    venue=r.venue, authors=list(r.authors), entity_count=0)
         if r.published is not None:  # absent rather than null, as Neo4j holds it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 import orjson
@@ -14,6 +15,7 @@ from kg.cli.main import json_option
 from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
 from kg.progress import Progress
+from kg.readers import parse_map
 
 
 @click.command()
@@ -24,22 +26,36 @@ from kg.progress import Progress
               help="Extraction processes (each loads its own spaCy pipeline, about 250 MB).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="A progress bar with rate and ETA on a terminal; a line every 30 s otherwise.")
+@click.option("--map", "column_map", multiple=True, metavar="COLUMN=FIELD",
+              help="CSV/TSV: read COLUMN as FIELD (abstract, title, id, doi, arxiv_id, year, published, venue, "
+                   "authors); repeatable. Common column names are known without it.")
 @json_option
 def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: int, progress: bool,
-          as_json: bool) -> None:
-    """Read seed lists (.txt) and JSON Lines (.jsonl, .jsonl.gz) from PATHS into the graph.
+          column_map: tuple[str, ...], as_json: bool) -> None:
+    """Read papers from PATHS (files or directories) into the graph.
 
-    Re-building the same input changes nothing; building another corpus into the same store merges.
+    Formats, by extension and checked against the content: seed lists (.txt), JSON Lines (.jsonl), JSON (.json:
+    kg records, OpenAlex works, Semantic Scholar papers), CSV/TSV with a header row, BibTeX (.bib) and arXiv
+    API Atom feeds (.atom, .xml); any of them gzipped (.gz). Re-building the same input changes nothing;
+    building another corpus into the same store merges.
     """
+    cmap = parse_map(column_map) if column_map else None  # a bad --map fails before the store is touched
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if jobs > cpus:
         click.echo(f"kg: warning: --jobs {jobs} is more than the {cpus} CPUs available; extraction will not "
                    f"get faster", err=True)
-    with open_store(store_opts, writable=True, wait=wait) as store:
-        bar = Progress(count_records(paths)) if progress else None
-        s = run_build(paths, store, jobs=jobs, on_progress=bar)
-        if bar:
-            bar.finish()
+    fresh = _first_missing(Path(store_opts.store_dir)) if store_opts.kind == "embedded" else None
+    ok = False
+    try:
+        with open_store(store_opts, writable=True, wait=wait) as store:
+            bar = Progress(count_records(paths)) if progress else None
+            s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap)
+            if bar:
+                bar.finish()
+        ok = s.read > 0
+    finally:
+        if fresh is not None and not ok:
+            _remove_new_store(Path(store_opts.store_dir), fresh)
     st = s.stats
     assert st is not None
     if as_json:
@@ -62,3 +78,27 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     if s.read == 0:
         raise InputError("no paper could be read from " + ", ".join(paths))
     sys.stdout.flush()
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` that does not exist yet (the build will make it), else None."""
+    missing = None
+    for p in (path, *path.parents):
+        if p.exists():
+            break
+        missing = p
+    return missing
+
+
+def _remove_new_store(path: Path, top: Path) -> None:
+    """A build that made its store folder and read no paper takes the folder away again (up to ``top``, the first
+    folder it made), instead of leaving one that holds only ``.lock`` or an empty graph."""
+    try:
+        for name in (".lock", "graph.jsonl", "graph.snapshot", "inputs.jsonl"):
+            (path / name).unlink(missing_ok=True)
+        for p in (path, *path.parents):
+            p.rmdir()  # fails, and stops, at a folder something else has put a file into
+            if p == top:
+                break
+    except OSError:  # the build's own error is what the user needs to see
+        pass

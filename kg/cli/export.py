@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from kg.cli.stores import StoreOptions, open_store, store_options
@@ -19,6 +21,8 @@ from kg.export import export as run_export
 @store_options
 def export(fmt: str, output: str, import_database: str, store_opts: StoreOptions) -> None:
     """Write the whole graph of a store (embedded or Neo4j) to a file other tools read."""
+    parent = Path(output).parent  # a folder not made yet is made, as for kg viz -o
+    parent.mkdir(parents=True, exist_ok=True)
     with open_store(store_opts) as store:
         result = run_export(store, fmt, output, database=import_database)
     where = output if fmt != "neo4j-csv" else f"{len(result.files)} files in {output}"

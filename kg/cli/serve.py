@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import TYPE_CHECKING
 
 import click
 
 from kg.cli.stores import StoreOptions, open_store, store_options
+from kg.errors import InputError
 
 if TYPE_CHECKING:
     from kg.store.base import Store
@@ -48,11 +51,32 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
     with open_store(store_opts) as store:
         app = create_app(settings, store=store)
+        # Bound before saying "serving": a port in use is one line, not a promise followed by uvicorn's error.
+        sock = listen(host, port)
         # Requests are answered at once; the lazily built indexes are made meanwhile (seconds at 83k papers).
         threading.Thread(target=_warm, args=(store,), name="kg-warm", daemon=True).start()
-        click.echo(f"kg: serving {store_opts.label()} on http://{host}:{port} (docs at /docs"
+        click.echo(f"kg: serving {store_opts.label()} on http://{host}:{sock.getsockname()[1]} (docs at /docs"
                    f"{'; token required' if token else ''}); Ctrl-C to stop", err=True)
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        with sock:
+            uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening, or an InputError naming the address and what to do."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts need no wait
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        hint = "; is another kg serve running? choose another --port" if exc.errno == errno.EADDRINUSE else ""
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from None
+    return sock
 
 
 def _warm(store: Store) -> None:

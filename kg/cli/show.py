@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -10,6 +11,19 @@ from pydantic import BaseModel
 
 from kg.cli.main import json_option
 from kg.cli.stores import StoreOptions, open_store, store_options
+from kg.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from kg.store.base import Store
+
+
+def did_you_mean(store: Store, name: str, k: int = 3) -> str:
+    """``; did you mean: mutual information, ...?`` from the fuzzy entity search, or "" when nothing is close."""
+    names = []
+    for hit in store.search(name, limit=10):
+        if hit.kind == "entity" and hit.name not in names:
+            names.append(hit.name)
+    return f"; did you mean: {', '.join(names[:k])}?" if names else ""
 
 
 def _json(model: BaseModel) -> None:
@@ -18,6 +32,12 @@ def _json(model: BaseModel) -> None:
 
 def _wrap(text: str, indent: str = "  ") -> str:
     return textwrap.fill(" ".join(text.split()), width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+def quote(text: str, indent: str) -> str:
+    """The text in “curly quotes”, wrapped: the opening mark only on the first line, the rest aligned after it."""
+    return textwrap.fill(" ".join(text.split()), width=100, initial_indent=indent + "“",
+                         subsequent_indent=indent + " ") + "”"
 
 
 @click.command()
@@ -75,7 +95,11 @@ def paper(paper_id: str, store_opts: StoreOptions, as_json: bool, k: int) -> Non
 def entity(name: str, store_opts: StoreOptions, as_json: bool, limit: int) -> None:
     """An entity by id, name or alias: its aliases, papers (with evidence) and neighbours."""
     with open_store(store_opts) as store:
-        e = store.get_entity(store.resolve_entity(name), paper_limit=limit, neighbour_limit=limit)
+        try:
+            eid = store.resolve_entity(name)
+        except NotFoundError as exc:
+            raise NotFoundError(str(exc) + did_you_mean(store, name)) from None
+        e = store.get_entity(eid, paper_limit=limit, neighbour_limit=limit)
     if as_json:
         return _json(e)
     click.secho(f"{e.name}  [{e.type}, {e.id}]", bold=True)
@@ -85,7 +109,7 @@ def entity(name: str, store_opts: StoreOptions, as_json: bool, limit: int) -> No
     click.secho("\nPAPERS", bold=True)
     for ep in e.papers:
         click.echo(f"  {ep.edge:<13}{ep.paper.title}  [{ep.paper.id}]")
-        click.echo(_wrap(ep.evidence.sentence, "               “") + "”")
+        click.echo(quote(ep.evidence.sentence, " " * 15))
     if e.neighbours:
         click.secho("\nNEIGHBOURS", bold=True)
         for nb in e.neighbours:

@@ -60,6 +60,8 @@ def viz(paper_id: str | None, entity_ref: str | None, top: int, types: str | Non
     if output == "-":
         sys.stdout.write(rendered.html)
         return
-    Path(output).write_text(rendered.html, encoding="utf-8")
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)  # `-o views/new/overview.html` into a folder not made yet
+    out.write_text(rendered.html, encoding="utf-8")
     v = rendered.view
     click.echo(f"wrote {output}: {len(v.nodes)} nodes, {len(v.edges)} edges ({v.note})", err=True)

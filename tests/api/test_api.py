@@ -357,12 +357,24 @@ def test_serve_binds_localhost_by_default(monkeypatch: pytest.MonkeyPatch, store
     from kg.cli.serve import serve
 
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append({"app": app, **kw}))
+
+    class Bound:  # kg serve binds the port itself before it says "serving"; not a real socket here
+        def getsockname(self) -> tuple[str, int]:
+            return calls[0]["host"], calls[0]["port"]
+
+        def __enter__(self) -> Bound:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    monkeypatch.setattr("kg.cli.serve.listen", lambda host, port: calls.append({"host": host, "port": port}) or Bound())
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: calls.append({"app": self.config.app}))
     result = CliRunner().invoke(serve, ["--store-dir", str(store_dir)])
     assert result.exit_code == 0, result.output
-    (call,) = calls
-    assert call["host"] == "127.0.0.1" and call["port"] == 8000
-    assert not call["app"].state.store.writable  # served read-only
+    bind, run = calls
+    assert bind == {"host": "127.0.0.1", "port": 8000}
+    assert not run["app"].state.store.writable  # served read-only
 
 
 def test_serve_reports_a_missing_store(tmp_path: Path) -> None:
