@@ -47,11 +47,16 @@ def query_text(q: str) -> str | None:
     are just text, which the tokenizer drops.
     """
     parts = []
-    for phrase, word in _PART.findall(q):
+    for phrase, word in _PART.findall(_utf8(q)):
         text = (phrase or word).replace("\\", " ").replace('"', " ")
         if any(ch.isalnum() for ch in text):
             parts.append(f'+"{text}"')
     return " ".join(parts) or None
+
+
+def _utf8(text: str) -> str:
+    """``text`` without lone surrogates, which tantivy (UTF-8 throughout) cannot take."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 class FullTextIndex:
@@ -76,8 +81,9 @@ class FullTextIndex:
         writer = index.writer(heap_size=_HEAP, num_threads=1)
         n = 0
         for pid, d in sorted(papers, key=lambda x: x[0]):
-            fields: dict[str, Any] = {"id": pid, "title": d.get("title") or "", "abstract": d.get("abstract") or "",
-                                      "venue": (d.get("venue") or "").casefold()}
+            fields: dict[str, Any] = {"id": _utf8(pid), "title": _utf8(d.get("title") or ""),
+                                      "abstract": _utf8(d.get("abstract") or ""),
+                                      "venue": _utf8((d.get("venue") or "").casefold())}
             if isinstance(d.get("year"), int):
                 fields["year"] = d["year"]
             writer.add_document(tantivy.Document(**fields))
@@ -120,9 +126,9 @@ class FullTextIndex:
         if year is not None:
             must.append((tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "year", year)))
         if venue is not None:
-            must.append((tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "venue", venue.casefold())))
+            must.append((tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "venue", _utf8(venue.casefold()))))
         if ids is not None:
-            wanted = sorted(set(ids))
+            wanted = sorted({_utf8(i) for i in ids})
             if not wanted:
                 return 0, []
             must.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self.schema, "id", wanted)))

@@ -23,6 +23,7 @@ from kg.models import EntityRef, Evidence, Landscape, LandscapeAxis, LandscapeCe
 ROW_LABELS = ("Method", "Model")
 COLUMN_LABEL = {"Task": "Dataset", "Dataset": "Task"}
 _RELATIONS = set(ENTITY_EDGE_TYPES)
+_PAPER_EDGES = set(PAPER_EDGE_TYPES)
 
 
 def _evidence(e: dict[str, Any]) -> Evidence:
@@ -30,7 +31,8 @@ def _evidence(e: dict[str, Any]) -> Evidence:
 
 
 def focus_papers(graph: nx.MultiDiGraph, focus: str) -> list[str]:
-    return sorted({u for u, _, t in graph.in_edges(focus, data="type") if t in PAPER_EDGE_TYPES})
+    return sorted(u for u, keyed in graph._pred[focus].items()
+                  if any(e["type"] in _PAPER_EDGES for e in keyed.values()))
 
 
 def axes(graph: nx.MultiDiGraph, focus: str, limit: int) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -39,14 +41,14 @@ def axes(graph: nx.MultiDiGraph, focus: str, limit: int) -> tuple[list[str], lis
     col_label = COLUMN_LABEL[label]
     papers = focus_papers(graph, focus)
     counts: dict[str, Counter[str]] = {"row": Counter(), "col": Counter(), "metric": Counter()}
-    for p in papers:
-        seen = {v for _, v, t in graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES and v != focus}
-        for v in seen:
-            lab = graph.nodes[v]["label"]
-            kind = "row" if lab in ROW_LABELS else "col" if lab == col_label else "metric" if lab == "Metric" else None
-            if kind:
-                counts[kind][v] += 1
+    kind_of = {**dict.fromkeys(ROW_LABELS, "row"), col_label: "col", "Metric": "metric"}
     nodes = graph.nodes
+    succ = graph._succ  # the adjacency dicts themselves: networkx's edge views cost more than the reads here
+    for p in papers:
+        for v, keyed in succ[p].items():
+            kind = kind_of.get(nodes[v].get("label"))
+            if kind and v != focus and any(e["type"] in _PAPER_EDGES for e in keyed.values()):
+                counts[kind][v] += 1
 
     def top(c: Counter[str]) -> list[str]:
         return sorted(c, key=lambda e: (-c[e], nodes[e]["name"].casefold(), e))[:limit]
@@ -68,11 +70,14 @@ def landscape(graph: nx.MultiDiGraph, focus: str, describe: Callable[[str], Enti
     cells: dict[tuple[str, str], list[str]] = defaultdict(list)
     paper_metrics: dict[str, list[str]] = {}
     axis_count: Counter[str] = Counter()
+    succ = graph._succ
     for p in papers:
         mine: dict[str, dict[str, Any]] = {}
-        for _, v, e in graph.out_edges(p, data=True):
-            if e["type"] in PAPER_EDGE_TYPES and v not in mine:
-                mine[v] = e
+        for v, keyed in succ[p].items():
+            if v in row_set or v in col_set or v in metric_set:
+                e = next((e for e in keyed.values() if e["type"] in _PAPER_EDGES), None)
+                if e is not None:
+                    mine[v] = e
         rs = sorted(v for v in mine if v in row_set)
         cs = sorted(v for v in mine if v in col_set)
         paper_metrics[p] = sorted(v for v in mine if v in metric_set)
@@ -115,12 +120,13 @@ def _stated(graph: nx.MultiDiGraph, rows: list[str], cols: set[str], papers: set
     """(row, column, paper) -> the evidence of a relation that paper states between them, either direction."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in rows:
-        for edges, far in ((graph.out_edges(r, data=True), 1), (graph.in_edges(r, data=True), 0)):
-            for e in edges:
-                c, attrs = e[far], e[2]
-                pid = attrs.get("paper_id")
-                if c in cols and attrs["type"] in _RELATIONS and pid in papers and "sentence" in attrs:
-                    key = (r, c, pid)
-                    if key not in out or (attrs["type"], attrs["sentence"]) < (out[key]["type"], out[key]["sentence"]):
-                        out[key] = attrs
+        for adj in (graph._succ[r], graph._pred[r]):
+            for c in cols.intersection(adj):  # only the columns, never the (many) papers around a method
+                for attrs in adj[c].values():
+                    pid = attrs.get("paper_id")
+                    if attrs["type"] in _RELATIONS and pid in papers and "sentence" in attrs:
+                        key = (r, c, pid)
+                        if key not in out or ((attrs["type"], attrs["sentence"])
+                                              < (out[key]["type"], out[key]["sentence"])):
+                            out[key] = attrs
     return out

@@ -94,6 +94,24 @@
     ? "Hover over a node or edge for details; click a node to open its own view."
     : "Hover over a node or edge for details.";
 
+  // -- an entity's papers over time (per month where papers have dates, else per year), and its landscape --
+  function drawTimeline(t) {
+    const box = $("kg-timeline");
+    const points = t.months.length ? t.months : t.years;
+    if (!points.length || !window.kgCharts) return;
+    box.appendChild(el("div", "kg-timeline-title", plural(t.papers, "paper") + " per " + (t.months.length ? "month" : "year")));
+    box.appendChild(window.kgCharts.bars(points.map((p) => p.papers), points.map((p) => p.period), {
+      width: 268, height: 70, color: "#4e79a7", title: "papers per " + (t.months.length ? "month" : "year"),
+      extra: (i) => " of " + points[i].total + " (" + (100 * points[i].share).toFixed(2) + "%)" }));
+    if (data.landscape && data.link_base) {
+      const a = el("a", "kg-landscape-link", "Landscape: methods × " + (data.focus && nodes.get(data.focus) &&
+        nodes.get(data.focus).kg_type === "Task" ? "datasets" : "tasks") + " →");
+      a.href = new URL(data.link_base.replace(/\/+$/, "") + "/landscape/" + encodeURIComponent(data.focus), location.href).href;
+      box.appendChild(a);
+    }
+  }
+  if (data.timeline) drawTimeline(data.timeline);
+
   // -- search: by name or alias; exact match first, then a prefix, then anywhere in a name --
   function norm(s) {
     return String(s).normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from pydantic import BaseModel
 
 from api.deps import EntityRef, EntityType, StoreDep
 from api.errors import NOT_FOUND, ErrorBody
@@ -12,12 +13,25 @@ from kg.models import EntityTimeline, Landscape, Trends
 
 router = APIRouter(tags=["explore"])
 
+
+
+class FieldErrors(BaseModel):
+    """FastAPI's own 422: which parameters failed validation, and why."""
+
+    detail: list[dict[str, Any]]
+
+
+# A 422 is either kg's (a period that is no date, periods out of order) or a parameter's validation; JSON even
+# on the HTML views, hence the explicit media type.
 BAD_INPUT: dict[int | str, dict[str, Any]] = {
-    422: {"content": {"application/json": {"schema": ErrorBody.model_json_schema()}},
+    422: {"content": {"application/json": {"schema": {"anyOf": [ErrorBody.model_json_schema(),
+                                                                 FieldErrors.model_json_schema()]}}},
           "description": "A bad parameter: an unknown type, a malformed period, periods out of order"}}
 PERIOD_HELP = ("2025, 2025-H2, 2025-Q3, 2025-07, 2025-07-14, or a range A..B. Default: the last full year against "
                "the one before, else the two halves of the papers' dated range")
-Period = Annotated[str | None, Query(min_length=4, max_length=50, pattern=r"^\s*\d{4}[-0-9HhQq.\s]*$")]
+_ONE = r"[1-9]\d{3}(-([Hh][12]|[Qq][1-4]|(0?[1-9]|1[0-2])(-(0?[1-9]|[12]\d|3[01]))?))?"
+# The grammar of kg.trends.parse_period; what it cannot say (30 February, periods out of order) is a 422 too.
+Period = Annotated[str | None, Query(min_length=4, max_length=50, pattern=rf"^{_ONE}(\.\.{_ONE})?$")]
 
 
 @router.get("/trends", response_model=Trends, responses=BAD_INPUT, openapi_extra={"x-codeSamples": [
