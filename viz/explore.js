@@ -14,6 +14,7 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
   function pct(x) { return (100 * x).toFixed(x < 0.001 && x > 0 ? 3 : 2) + "%"; }
 
   // Links to the other views of this server (or none, for a page written to a file).
@@ -121,7 +122,7 @@
       const th = el("th", "kg-col");
       th.dataset.id = c.entity.id;
       th.appendChild(link("entity", c.entity.id, c.entity.name));
-      th.appendChild(el("div", "kg-muted", c.papers + " papers"));
+      th.appendChild(el("div", "kg-muted", plural(c.papers, "paper")));
       head.appendChild(th);
     }
     table.appendChild(head);
@@ -142,7 +143,7 @@
           b.style.background = "rgba(78, 121, 167, " + (0.15 + 0.75 * cell.count / top).toFixed(3) + ")";
           if (cell.count / top > 0.5) b.style.color = "#fff";
           if (cell.papers.some((p) => p.stated)) b.classList.add("kg-stated");
-          b.title = r.entity.name + " × " + c.entity.name + ": " + cell.count + " papers";
+          b.title = r.entity.name + " × " + c.entity.name + ": " + plural(cell.count, "paper");
           b.addEventListener("click", () => select(r.entity.id, c.entity.id));
           td.appendChild(b);
         }
@@ -166,7 +167,7 @@
       panel.replaceChildren();
       if (!cell) return null;
       panel.appendChild(el("h2", null, names.get(row) + " × " + names.get(col)));
-      panel.appendChild(el("p", "kg-muted", cell.count + " papers" + (cell.papers.length < cell.count
+      panel.appendChild(el("p", "kg-muted", plural(cell.count, "paper") + (cell.papers.length < cell.count
         ? ", the first " + cell.papers.length + " shown" : "") +
         (cell.metrics.length ? " · metrics: " + cell.metrics.map((m) => metricName.get(m)).join(", ") : "")));
       for (const p of cell.papers) {
