@@ -10,7 +10,7 @@ from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.graph import ENTITY_LABELS
 from kg.models import EntityTimeline, Landscape, TrendItem, Trends
 
-_BARS = " ▁▂▃▄▅▆▇█"
+_BARS = "·▁▂▃▄▅▆▇█"  # a dot for none, then eight heights
 
 
 def spark(values: list[int]) -> str:
