@@ -158,19 +158,6 @@ class TrendIndex:
             self.month[self.dated] = [_month_index(int(d)) for d in self.lo[self.dated]]
 
     @classmethod
-    def from_rows(cls, paper_entities: Mapping[str, Sequence[str]], nodes: Mapping[str, Mapping[str, Any]]) \
-            -> TrendIndex:
-        """From each paper's entity ids and the paper nodes' properties (``year``, ``published``)."""
-        papers = sorted(paper_entities)
-        rows = [sorted(set(paper_entities[p])) for p in papers]
-        entities = sorted({e for es in rows for e in es})
-        col = {e: j for j, e in enumerate(entities)}
-        indptr = np.zeros(len(papers) + 1, dtype=np.int64)
-        indptr[1:] = np.cumsum([len(es) for es in rows])
-        indices = np.fromiter((col[e] for es in rows for e in es), dtype=np.int64, count=int(indptr[-1]))
-        return cls.from_csr(papers, entities, indptr, indices, nodes)
-
-    @classmethod
     def from_csr(cls, papers: Sequence[str], entities: Sequence[str], indptr: np.ndarray, indices: np.ndarray,
                  nodes: Mapping[str, Mapping[str, Any]]) -> TrendIndex:
         spans, dated = [], []

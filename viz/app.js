@@ -7,14 +7,7 @@
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-
-  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+  const el = window.kgCharts.el, plural = window.kgCharts.plural;  // charts.js, loaded first
 
   // -- tooltips: DOM elements, so vis-network shows them as built and never interprets a string as HTML --
   function nodeTip(n) {

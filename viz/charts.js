@@ -1,4 +1,4 @@
-/* kg charts: bar charts and sparklines drawn as inline SVG by the page itself (no library, no network).
+/* kg charts: bar charts and sparklines (and the element helpers the pages share) drawn as inline SVG by the page itself (no library, no network).
    Labels are set with textContent, so no data string is ever parsed as markup. */
 (function () {
   "use strict";
@@ -10,6 +10,16 @@
     if (text !== undefined) e.textContent = String(text);
     return e;
   }
+
+  // An HTML element holding `text` as text: every page builds its markup this way, never from strings.
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
   // A bar chart of `values` (with `labels` under the first, middle and last bars, and a hover title per bar).
   function bars(values, labels, opts) {
@@ -54,5 +64,5 @@
     return svg;
   }
 
-  window.kgCharts = { bars: bars, spark: spark };
+  window.kgCharts = { bars: bars, spark: spark, el: el, plural: plural };
 })();

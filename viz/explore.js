@@ -8,13 +8,7 @@
   const TYPE_COLOR = { method: "#f28e2b", model: "#e15759", dataset: "#59a14f", task: "#b07aa1",
                        metric: "#edc948", concept: "#76b7b2" };
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+  const el = charts.el, plural = charts.plural;
   function pct(x) { return (100 * x).toFixed(x < 0.001 && x > 0 ? 3 : 2) + "%"; }
 
   // Links to the other views of this server (or none, for a page written to a file).
