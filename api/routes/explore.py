@@ -13,6 +13,40 @@ from kg.models import EntityTimeline, Landscape, Trends
 
 router = APIRouter(tags=["explore"])
 
+# Response examples for /docs (from the seeds store, lists shortened).
+_LLM = {"id": "large-language-model", "name": "large language models", "type": "model", "paper_count": 13}
+TRENDS_EXAMPLE = {
+    "type": "task", "min_count": 2, "bucket": "year", "buckets": ["2025", "2026"], "totals": [38, 19], "note": "",
+    "before": {"label": "2025", "first_day": "2025-01-01", "last_day": "2025-12-31", "papers": 38},
+    "after": {"label": "2026", "first_day": "2026-01-01", "last_day": "2026-12-31", "papers": 19},
+    "rising": [{"entity": {"id": "compression", "name": "compression", "type": "task", "paper_count": 2},
+                "before": 0, "after": 2, "before_share": 0.0, "after_share": 0.105263, "score": 1.791759,
+                "series": [0, 2]}],
+    "falling": [{"entity": {"id": "reasoning", "name": "reasoning", "type": "task", "paper_count": 5},
+                 "before": 5, "after": 0, "before_share": 0.131579, "after_share": 0.0, "score": -1.098612,
+                 "series": [5, 0]}],
+    "new": []}
+TIMELINE_EXAMPLE = {
+    "entity": _LLM, "papers": 13, "no_year": 0, "undated": 13, "months": [],
+    "years": [{"period": "2025", "papers": 7, "total": 38, "share": 0.184211},
+              {"period": "2026", "papers": 6, "total": 19, "share": 0.315789}]}
+LANDSCAPE_EXAMPLE = {
+    "entity": {"id": "reasoning", "name": "reasoning", "type": "task", "paper_count": 5}, "papers": 5,
+    "column_type": "dataset", "note": "5 papers; top 1 methods and models by papers, top 1 datasets",
+    "rows": [{"entity": _LLM, "papers": 3}],
+    "columns": [{"entity": {"id": "tabular-data", "name": "tabular data", "type": "dataset", "paper_count": 1},
+                 "papers": 1}],
+    "metrics": [{"entity": {"id": "accuracy", "name": "accuracy", "type": "metric", "paper_count": 9}, "papers": 1}],
+    "cells": [{"row": "large-language-model", "column": "tabular-data", "count": 1, "metrics": ["accuracy"],
+               "papers": [{"id": "p-0123456789ab", "title": "Large language models on tables", "year": 2025,
+                           "stated": True, "evidence": [{"paper_id": "p-0123456789ab", "sentence":
+                                                         "We evaluate LLMs on tabular data.", "start": 12,
+                                                         "end": 16}]}]}]}
+
+
+def _example(body: dict[str, Any]) -> dict[int | str, dict[str, Any]]:
+    return {200: {"content": {"application/json": {"example": body}}}}
+
 
 
 class FieldErrors(BaseModel):
@@ -34,8 +68,9 @@ _ONE = r"[1-9]\d{3}(-([Hh][12]|[Qq][1-4]|(0?[1-9]|1[0-2])(-(0?[1-9]|[12]\d|3[01]
 Period = Annotated[str | None, Query(min_length=4, max_length=50, pattern=rf"^{_ONE}(\.\.{_ONE})?$")]
 
 
-@router.get("/trends", response_model=Trends, responses=BAD_INPUT, openapi_extra={"x-codeSamples": [
-    {"lang": "Shell", "source": "curl -s 'localhost:8000/trends?type=dataset&from=2024&to=2025&limit=5'"}]})
+@router.get("/trends", response_model=Trends, responses={**_example(TRENDS_EXAMPLE), **BAD_INPUT},
+            openapi_extra={"x-codeSamples": [
+                {"lang": "Shell", "source": "curl -s 'localhost:8000/trends?type=dataset&from=2024&to=2025&limit=5'"}]})
 def trends(
     store: StoreDep,
     type: Annotated[EntityType | None, Query(description="Only entities of this type")] = None,
@@ -53,7 +88,8 @@ def trends(
 
 
 # Declared before /entities/{ref:path} (this router is included first), so these suffixes win.
-@router.get("/entities/{entity_ref:path}/timeline", response_model=EntityTimeline, responses=NOT_FOUND,
+@router.get("/entities/{entity_ref:path}/timeline", response_model=EntityTimeline,
+            responses={**_example(TIMELINE_EXAMPLE), **NOT_FOUND},
             openapi_extra={"x-codeSamples": [
                 {"lang": "Shell", "source": "curl -s 'localhost:8000/entities/GSM8K/timeline'"}]})
 def timeline(store: StoreDep, entity_ref: EntityRef) -> EntityTimeline:
@@ -62,7 +98,8 @@ def timeline(store: StoreDep, entity_ref: EntityRef) -> EntityTimeline:
     return store.timeline(store.resolve_entity(entity_ref))
 
 
-@router.get("/entities/{entity_ref:path}/landscape", response_model=Landscape, responses={**NOT_FOUND, **BAD_INPUT},
+@router.get("/entities/{entity_ref:path}/landscape", response_model=Landscape,
+            responses={**_example(LANDSCAPE_EXAMPLE), **NOT_FOUND, **BAD_INPUT},
             openapi_extra={"x-codeSamples": [
                 {"lang": "Shell", "source": "curl -s 'localhost:8000/entities/reasoning/landscape?limit=10'"}]})
 def landscape(
