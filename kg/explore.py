@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import date
 
 import numpy as np
 
@@ -30,6 +31,9 @@ def _span_like(p: Period, *, before: bool) -> Period:
     """A period of the same length right before (or after) ``p``."""
     n = p.end - p.start
     lo, hi = (p.start - n, p.start) if before else (p.end, p.end + n)
+    if lo < 1 or hi - 1 > date.max.toordinal():
+        raise InputError(f"no period as long as {p.label} fits {'before' if before else 'after'} it; "
+                         f"give both from= and to=")
     return Period(f"{'before' if before else 'after'} {p.label}", lo, hi)
 
 

@@ -124,6 +124,14 @@ def test_dated_papers_split_into_halves_when_no_two_full_years_exist() -> None:
     assert tl2.years[0].papers == 2 and sum(p.papers for p in tl2.months) == 1 and tl2.undated == 1
 
 
+def test_a_period_with_no_room_next_to_it_is_a_clear_error() -> None:
+    s = corpus({"a": [(2025, None)] * 3}, {})
+    with pytest.raises(InputError, match="no period as long as 1000..9998 fits before it"):
+        s.trends(after="1000..9998")
+    with pytest.raises(InputError, match="fits after it"):
+        s.trends(before="5000..9998")
+
+
 def test_one_undated_year_has_nothing_to_compare() -> None:
     t = corpus({"a": [(2025, None)] * 3}, {}).trends()
     assert t.before is None and t.rising == [] and "one year (2025)" in t.note
