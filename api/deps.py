@@ -13,7 +13,9 @@ from kg.store.base import Store
 # Path segments: ids are at most kg.readers.MAX_ID_CHARS long, and names and aliases are shorter still.
 MAX_REF_CHARS = 300
 # At least one visible character: a blank segment reaches the app as "" (the schema says so, so fuzzers agree).
-NOT_BLANK = r"\S"
+# ``\S`` differs between engines: U+0085 is a space to pydantic's (Unicode White_Space) but not to a JSON Schema
+# validator's (ECMAScript), and U+FEFF the other way round; counting both as blank, the two agree.
+NOT_BLANK = r"[^\s\u0085\uFEFF]"
 PaperId = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, pattern=NOT_BLANK, description="A paper id")]
 EntityRef = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, pattern=NOT_BLANK,
                                 description="An entity id, name or alias")]
