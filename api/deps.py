@@ -12,13 +12,11 @@ from kg.store.base import Store
 
 # Path segments: ids are at most kg.readers.MAX_ID_CHARS long, and names and aliases are shorter still.
 MAX_REF_CHARS = 300
-# At least one visible character: a blank segment reaches the app as "" (the schema says so, so fuzzers agree).
-# ``\S`` differs between engines: U+0085 is a space to pydantic's (Unicode White_Space) but not to a JSON Schema
-# validator's (ECMAScript), and U+FEFF the other way round; counting both as blank, the two agree.
-NOT_BLANK = r"[^\s\u0085\uFEFF]"
-PaperId = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, pattern=NOT_BLANK, description="A paper id")]
-EntityRef = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, pattern=NOT_BLANK,
-                                description="An entity id, name or alias")]
+# Any non-empty segment: no regex pattern, since regex engines disagree on what is blank (Rust's \S, which
+# FastAPI validates with, refuses U+0085; the schema's ECMA \S accepts it), and a schema the server does not keep
+# to misleads every client and fuzzer. A blank id is simply not found (404).
+PaperId = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, description="A paper id")]
+EntityRef = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, description="An entity id, name or alias")]
 
 # The entity types of kg.graph.ENTITY_LABELS (a test keeps the two in step); anything else is a 422.
 EntityType = Literal["method", "model", "dataset", "task", "metric", "concept"]

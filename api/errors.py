@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
+from api.admission import ServerBusy
 from kg.cypher.errors import CypherError, CypherTimeout
 from kg.errors import InputError, KGError, ModelError, NotFoundError, StoreError
 
@@ -29,6 +30,7 @@ STATUS: dict[type[BaseException], int] = {
     NotFoundError: 404,
     InputError: 422,
     StoreError: 503,
+    ServerBusy: 503,
     ModelError: 503,
     CypherTimeout: 408,
     CypherError: 400,  # syntax, write clauses, unsupported features, runtime type errors
@@ -42,6 +44,7 @@ CYPHER_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {**_JSON, "description": "Syntax error, write clause or unsupported Cypher"},
     408: {**_JSON, "description": "The query ran past its time limit"},
     413: {**_JSON, "description": "Request body too large"},
+    503: {**_JSON, "description": "Every Cypher slot is busy: retry after the Retry-After header's seconds"},
 }
 
 
@@ -54,9 +57,11 @@ def status_for(exc: BaseException) -> int:
 
 async def kg_error_handler(request: Request, exc: Exception) -> JSONResponse:
     status = status_for(exc)
-    if status >= 500:
+    if status >= 500 and not isinstance(exc, ServerBusy):  # a busy server is load, not a fault
         log.error("%s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-    return JSONResponse(ErrorBody(detail=str(exc), error=type(exc).__name__).model_dump(), status_code=status)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, ServerBusy) else None
+    return JSONResponse(ErrorBody(detail=str(exc), error=type(exc).__name__).model_dump(), status_code=status,
+                        headers=headers)
 
 
 async def http_error_handler(request: Request, exc: Exception) -> JSONResponse:

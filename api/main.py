@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from api import errors
-from api.middleware import BodyLimit, TokenAuth
+from api.cypher_service import CypherService
+from api.middleware import BodyLimit, TokenAuth, redact_access_log
 from api.routes import cypher, entities, explore, meta, papers, search
 from api.settings import Settings
 from kg import __version__
@@ -37,21 +38,25 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if app.state.store is not None:
-            yield
-            return
-        app.state.store = store_factory(settings)
+        redact_access_log()
+        opened = app.state.store is None
+        if opened:
+            app.state.store = store_factory(settings)
         try:
+            app.state.cypher.start(app.state.store)  # forks the Cypher workers, sharing the loaded store
             yield
         finally:
-            app.state.store.close()
-            app.state.store = None
+            app.state.cypher.close()
+            if opened:
+                app.state.store.close()
+                app.state.store = None
 
     # FastAPIOffline serves Swagger UI and ReDoc from package files: /docs works with no network.
     app = FastAPIOffline(title="kg", version=__version__, lifespan=lifespan,
                   summary="A typed knowledge graph of research-paper abstracts: papers, entities, search, Cypher.")
     app.state.settings = settings
     app.state.store = store
+    app.state.cypher = CypherService(settings)
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.token:  # added last, so it runs first: a request without the token is not even read

@@ -1,10 +1,12 @@
 """Pure ASGI middlewares: bearer-token authentication (401) and a request body size limit (413), both applied
-before any route runs."""
+before any route runs; and the access-log filter that keeps ``?token=`` out of the log."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+import re
 from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -12,6 +14,27 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.errors import ErrorBody
 
 VIEW_COOKIE = "kg_view_token"
+_TOKEN_PARAM = re.compile(r"(?i)((?:^|[?&;])token=)[^&;#\s]*")
+
+
+class RedactTokens(logging.Filter):
+    """Rewrite ``token=...`` in logged request paths (uvicorn's access log passes the path with its query as an
+    argument) so the log never holds the API token in clear."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, str) and "token=" in a.lower() for a in record.args):
+            record.args = tuple(_TOKEN_PARAM.sub(r"\1[redacted]", a) if isinstance(a, str) else a
+                                for a in record.args)
+        elif isinstance(record.msg, str) and "token=" in record.msg.lower():
+            record.msg = _TOKEN_PARAM.sub(r"\1[redacted]", record.msg)
+        return True
+
+
+def redact_access_log() -> None:
+    """Install ``RedactTokens`` on uvicorn's access logger (once; called at startup, after uvicorn set up logging)."""
+    logger = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactTokens) for f in logger.filters):
+        logger.addFilter(RedactTokens())
 
 
 async def _send_error(send: Send, status: int, body: ErrorBody, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:

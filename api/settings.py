@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass, field
 
 from kg.errors import InputError
@@ -16,6 +17,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False  # a host name or "": it may resolve to (or mean) every interface
+
+
+MIN_TOKEN_CHARS = 16  # a shorter token can be guessed by a network attacker; loopback accepts any
+
+
+def default_cypher_workers() -> int:
+    """One Cypher worker per core, at least 2 (a slow query must not hold the only one), at most 8."""
+    return max(2, min(8, os.cpu_count() or 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +42,11 @@ class Settings:
     cypher_max_rows: int = 1000  # rows returned when the request does not say
     cypher_max_rows_limit: int = 10_000  # the most a request may ask for
     cypher_timeout_s: float = 10.0
+    # Cypher runs in this many worker processes (0: in the server process, for platforms without fork); also
+    # the number of queries admitted at once. Extra queries wait up to cypher_queue_wait_s, then get 503.
+    cypher_workers: int = field(default_factory=lambda: default_cypher_workers())
+    cypher_queue_wait_s: float = 2.0
+    cypher_memory_mb: int = 512  # address space a worker may add for one query; past it the query gets 400
     max_body_bytes: int = 256 * 1024
     token: str | None = field(default=None, repr=False)
 
@@ -40,6 +54,13 @@ class Settings:
         if self.token is not None and (not self.token or self.token != self.token.strip()
                                        or not self.token.isprintable() or not self.token.isascii()):
             raise InputError("the API token must be printable ASCII without surrounding spaces")
-        if not self.token and not is_loopback(self.host):
-            raise InputError(f"refusing to serve on {self.host or 'every interface'} without a token: "
-                             f"pass --token or set KG_API_TOKEN (or bind to 127.0.0.1)")
+        if not is_loopback(self.host):
+            if not self.token:
+                raise InputError(f"refusing to serve on {self.host or 'every interface'} without a token: "
+                                 f"pass --token or set KG_API_TOKEN (or bind to 127.0.0.1)")
+            if len(self.token) < MIN_TOKEN_CHARS:
+                raise InputError(f"refusing to serve on {self.host or 'every interface'} with a {len(self.token)}-"
+                                 f"character token: use at least {MIN_TOKEN_CHARS} characters, e.g. "
+                                 f"`python -c 'import secrets; print(secrets.token_urlsafe())'`")
+        if self.cypher_workers < 0 or self.cypher_queue_wait_s < 0 or self.cypher_memory_mb < 64:
+            raise InputError("cypher_workers and cypher_queue_wait_s must be >= 0 and cypher_memory_mb >= 64")

@@ -18,6 +18,7 @@ from kg.extract.pipeline import Extractor
 from kg.extract.types import Extraction
 from kg.graph import PaperInput, derive_graph
 from kg.models import Stats
+from kg.procs import die_with_parent
 from kg.readers import PaperRecord, Skip, read_papers
 from kg.store.base import Store
 
@@ -42,8 +43,9 @@ class BuildSummary:
 _WORKER: Extractor | None = None
 
 
-def _worker_init(factory: Callable[[], Extractor]) -> None:
+def _worker_init(factory: Callable[[], Extractor], parent_pid: int) -> None:
     global _WORKER
+    die_with_parent(parent_pid)  # a killed build must not leave its workers extracting for minutes
     _WORKER = factory()
 
 
@@ -58,7 +60,7 @@ class _Parallel:
 
     def __init__(self, jobs: int, factory: Callable[[], Extractor]) -> None:
         self.pool = ProcessPoolExecutor(jobs, mp_context=get_context("fork"), initializer=_worker_init,
-                                        initargs=(factory,))
+                                        initargs=(factory, os.getpid()))
         self.window = 2 * jobs
         self.pending: deque[tuple[list[tuple[str, PaperRecord]], Future[list[dict[str, Any]]]]] = deque()
 
@@ -90,13 +92,35 @@ def _batches(items: Iterable[PaperRecord | Skip], n: int) -> Iterator[list[Paper
         yield batch
 
 
-def _warn(s: Skip) -> None:
-    print(f"kg: warning: {s.message()}", file=sys.stderr)
+class SkipWarnings:
+    """Print skipped records as warnings, at most ``per_reason`` of each kind for each input file: a binary or
+    badly damaged file would otherwise print a line per line of it, while distinct problems all show.
+    ``finish`` then says how many more each file had, by kind."""
+
+    def __init__(self, per_reason: int = 10) -> None:
+        self.per_reason = per_reason
+        self.shown: Counter[tuple[str, str]] = Counter()
+        self.hidden: dict[str, Counter[str]] = {}
+
+    def __call__(self, s: Skip) -> None:
+        source = s.where.rsplit(":", 1)[0] if s.where.rpartition(":")[2].isdigit() else s.where
+        if self.shown[source, s.reason] < self.per_reason:
+            self.shown[source, s.reason] += 1
+            print(f"kg: warning: {s.message()}", file=sys.stderr)
+        else:
+            self.hidden.setdefault(source, Counter())[s.reason] += 1
+
+    def finish(self) -> None:
+        for source, reasons in self.hidden.items():
+            kinds = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
+            print(f"kg: warning: {source}: {sum(reasons.values()):,} more skipped records not shown ({kinds})",
+                  file=sys.stderr)
+        self.hidden.clear()
 
 
 def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
           extractor: Callable[[], Extractor] = Extractor, jobs: int = 1,
-          on_skip: Callable[[Skip], None] = _warn,
+          on_skip: Callable[[Skip], None] | None = None,
           on_progress: Callable[[int], None] | None = None) -> BuildSummary:
     """Ingest ``paths`` into ``store``; returns what happened.
 
@@ -105,6 +129,8 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     of the store's papers and replaced in one step at the end.
     """
     t0 = time.perf_counter()
+    warnings = SkipWarnings() if on_skip is None else None
+    report: Callable[[Skip], None] = warnings or on_skip  # type: ignore[assignment]
     summary = BuildSummary()
     existing = store.load_inputs()
     summary.papers_before = len(existing)
@@ -116,7 +142,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
 
     def skip(s: Skip) -> None:
         summary.skipped[s.reason] += 1
-        on_skip(s)
+        report(s)
 
     def keep(done: list[tuple[str, PaperInput]]) -> None:
         cache.append(done)  # on disk before the next batch: a re-run resumes from here
@@ -162,6 +188,8 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     finally:
         if parallel is not None:
             parallel.close()
+        if warnings is not None:
+            warnings.finish()
     t1 = time.perf_counter()
     summary.extract_seconds = t1 - t0
 

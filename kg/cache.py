@@ -17,7 +17,10 @@ from kg.readers import PaperRecord
 
 def record_hash(r: PaperRecord) -> str:
     """Content hash of everything a record contributes to the graph."""
-    data = orjson.dumps([r.id, r.title, r.abstract, r.year, r.venue, r.authors])
+    parts: list[object] = [r.id, r.title, r.abstract, r.year, r.venue, r.authors]
+    if r.published is not None:  # only then: records without a date keep the hashes they always had
+        parts.append(r.published)
+    data = orjson.dumps(parts)
     return hashlib.sha1(data).hexdigest()[:20]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import networkx as nx
 import orjson
 
+from kg.cypher.temporal import Temporal
 from kg.errors import InputError, StoreError
 from kg.graph import PaperInput
 from kg.store.base import Store
@@ -44,7 +45,9 @@ def store_graph(store: Store) -> nx.MultiDiGraph:
 
 
 def _props(attrs: Mapping[str, Any], reserved: str) -> dict[str, Any]:
-    return {k: attrs[k] for k in sorted(attrs) if k != reserved and attrs[k] is not None}
+    # Temporal values (a paper's `published` date) leave as ISO 8601 text, as graph.jsonl holds them.
+    return {k: str(v) if isinstance(v := attrs[k], Temporal) else v for k in sorted(attrs)
+            if k != reserved and attrs[k] is not None}
 
 
 def _nodes(g: nx.MultiDiGraph) -> Iterator[tuple[str, str, dict[str, Any]]]:

@@ -27,6 +27,30 @@ ENTITY_EDGE_TYPES = ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS
 _MATH = re.compile(r"[_^{}\\$]")
 TYPE_PRIORITY = {"dataset": 0, "model": 1, "metric": 2, "task": 3, "method": 4, "concept": 5}
 RELATED_K = 5  # RELATED_TO edges stored per paper; the API ranks any k from the index
+# Date-valued properties: ISO text ('2024-01-02') in the built graph and on disk (graph.jsonl, snapshot, exports),
+# a Cypher date in a loaded store's graph (`with_dates`) and in Neo4j, so `p.published >= date('2025-06-01')`
+# works on both stores.
+DATE_PROPERTIES = ("published",)
+
+
+def with_dates(g: nx.MultiDiGraph, *, as_text: bool = False) -> nx.MultiDiGraph:
+    """Turn the date-valued node properties of ``g`` from ISO text into Cypher dates (or back, ``as_text``),
+    in place; either way round is idempotent."""
+    from kg.cypher.temporal import Date
+    from kg.cypher.temporal_parse import parse_date
+
+    dates: dict[str, Date] = {}  # papers share days: parse each once (and share the value)
+    for attrs in g._node.values():
+        for k in DATE_PROPERTIES:
+            v = attrs.get(k)
+            if as_text and isinstance(v, Date):
+                attrs[k] = str(v)
+            elif not as_text and isinstance(v, str):
+                d = dates.get(v)
+                if d is None:
+                    d = dates[v] = Date(parse_date(v))
+                attrs[k] = d
+    return g
 
 
 @dataclass(slots=True)
@@ -177,6 +201,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
         title = r.title or display_title(r, ext)
         g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,
                    venue=r.venue, authors=list(r.authors), entity_count=0)
+        if r.published is not None:  # absent rather than null, as Neo4j holds it
+            g.nodes[r.id]["published"] = r.published
         sent_text = [r.abstract[s:e] for s, e in ext.sentences]
         per_entity: dict[str, tuple[str, Mention, int]] = {}
         for m, k in zip(ext.entities, keys, strict=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import gzip
 import hashlib
 import os
@@ -24,6 +25,7 @@ MAX_TITLE_CHARS = 2_000
 MAX_NAME_CHARS = 300  # venue and each author
 UNREADABLE = "unreadable file"  # a Skip with this reason ends its file
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_PUBLISHED = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ][0-9:.,]*(?:Z|[+-]\d{2}:?\d{2})?)?")  # a date or a timestamp
 
 
 @dataclass(slots=True)
@@ -37,6 +39,7 @@ class PaperRecord:
     venue: str | None = None
     authors: list[str] = field(default_factory=list)
     source: str = ""  # "file:line", for messages
+    published: str | None = None  # date of first publication, ISO 8601 ('2024-01-02')
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +245,17 @@ def record_from_json(obj: object, where: str) -> PaperRecord | Skip:
         return _field_error(where, "year", "an integer", year)
     if year is not None and not 0 <= year <= 9999:
         return Skip(where, "field 'year' is out of range", f"{year}, expected 0 to 9999")
+    published = obj.get("published") or None
+    if published is not None and not isinstance(published, str):
+        return _field_error(where, "published", "a date string", published)
+    if published is not None:
+        m = _PUBLISHED.fullmatch(published.strip())
+        try:
+            published = datetime.date.fromisoformat(m.group(1)).isoformat() if m else None
+        except ValueError:
+            published = None
+        if published is None:
+            return Skip(where, "field 'published' is not a date", f"{obj['published'][:40]!r}, expected YYYY-MM-DD")
     venue = obj.get("venue")
     if venue is not None and not isinstance(venue, str):
         return _field_error(where, "venue", "a string", venue)
@@ -261,4 +275,5 @@ def record_from_json(obj: object, where: str) -> PaperRecord | Skip:
         venue=venue.strip() or None if venue else None,
         authors=[" ".join(a.split()) for a in authors if a.strip()],
         source=where,
+        published=published,
     )

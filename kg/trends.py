@@ -91,13 +91,16 @@ def day_range_label(start: int, end: int) -> str:
 
 
 def published_day(value: Any) -> int:
-    """A ``published`` property (a date, a datetime or an ISO string, maybe with a time) as a day number."""
+    """A ``published`` property as a day number: a Python date or datetime, a neo4j driver date, kg's Cypher
+    ``Date`` (a loaded store's graph holds those), or an ISO string, maybe with a time."""
     if isinstance(value, datetime):
         return value.date().toordinal()
     if isinstance(value, date):
         return value.toordinal()
     if hasattr(value, "to_native"):  # neo4j.time.Date / DateTime
         return published_day(value.to_native())
+    if value is not None and not isinstance(value, str | int | float | bool):
+        value = str(value)  # kg.cypher.temporal values print as ISO text
     if isinstance(value, str):
         m = _ISO_DAY.match(value.strip())
         if m:

@@ -1,10 +1,10 @@
-"""/cypher: read-only Cypher over the graph, with a row cap and a time limit."""
+"""/cypher: read-only Cypher over the graph, with a row cap, a time limit, a memory limit and admission control."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.deps import SettingsDep, StoreDep
@@ -26,7 +26,10 @@ class CypherQuery(BaseModel):
 
 
 @router.post("", response_model=CypherResult, responses=CYPHER_ERRORS)
-def run_cypher(store: StoreDep, settings: SettingsDep, body: CypherQuery) -> CypherResult:
-    """Run a read-only Cypher query; write clauses get 400 and change nothing; rows past the cap set ``truncated``."""
+async def run_cypher(request: Request, store: StoreDep, settings: SettingsDep, body: CypherQuery) -> CypherResult:
+    """Run a read-only Cypher query; write clauses get 400 and change nothing; rows past the cap set ``truncated``.
+
+    A query past the time limit gets 408, one past the memory limit 400; when every Cypher worker is busy a
+    query waits briefly, then gets 503 with ``Retry-After``."""
     max_rows = min(body.max_rows or settings.cypher_max_rows, settings.cypher_max_rows_limit)
-    return store.cypher(body.query, body.parameters, max_rows=max_rows, timeout_s=settings.cypher_timeout_s)
+    return await request.app.state.cypher.run(store, body.query, body.parameters, max_rows)

@@ -48,7 +48,8 @@ def overview(
                                link_base=_link_base(request)))
 
 
-@router.get("/paper/{paper_id}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND})
+# Paper ids may hold '/' (DOIs), hence ``:path``, as in /papers.
+@router.get("/paper/{paper_id:path}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND})
 def paper(request: Request, store: StoreDep, paper_id: PaperId, hops: Hops = 1, limit: Limit = 200) -> HTMLResponse:
     """A paper, its entities by edge type, and its related papers."""
     return _page(paper_view(store, paper_id, hops=hops, limit=limit, link_base=_link_base(request)))

@@ -1,8 +1,9 @@
-"""`kg eval`: extraction quality on the gold dev splits, the default extractor beside baselines."""
+"""`kg eval`: extraction quality on kg-gold dev (score.py's figures), then SciERC/SciER, beside baselines."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -10,78 +11,142 @@ import orjson
 
 from kg.errors import InputError
 
+ALL_DATASETS = ("kg-gold", "scierc", "scier")
+_GOLD_ROWS = [("method", "  method"), ("model", "  model"), ("dataset", "  dataset"), ("task", "  task"),
+              ("metric", "  metric"), ("concept", "  concept"), ("untyped", "untyped"),
+              ("typed_mm", "typed, method=model"), ("relations", "relations"), ("proposed", "proposed"),
+              ("typed", "typed")]
+
 
 @click.command("eval")
 @click.option("--data-dir", type=click.Path(file_okay=False), default="../shared/data/eval", show_default=True,
-              envvar="KG_EVAL_DIR", help="Directory holding scierc/dev.json and scier/dev.jsonl.")
-@click.option("--dataset", "datasets", multiple=True, type=click.Choice(["scierc", "scier"]),
-              help="Evaluate on this dataset only (repeatable); default both.")
+              envvar="KG_EVAL_DIR", help="Directory holding kg-gold/dev.jsonl, scierc/dev.json, scier/dev.jsonl.")
+@click.option("--dataset", "datasets", multiple=True, type=click.Choice(ALL_DATASETS),
+              help="Evaluate on this dataset only (repeatable); default all three.")
 @click.option("--limit", type=int, default=None, help="Only the first N documents of each dataset.")
 @click.option("--model", "model", type=click.Path(file_okay=False, exists=True), default=None,
               help="A trained pipeline directory to evaluate instead of the shipped kg/extract/model.")
+@click.option("--previous", type=click.Path(file_okay=False, exists=True), default=None,
+              help="The previous model's directory, run beside the shipped one (else its recorded kg-gold figures).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model: str | None, as_json: bool) -> None:
-    """Strict (exact span and type) micro P/R/F1 per type, for each extractor side by side.
+def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model: str | None,
+             previous: str | None, as_json: bool) -> None:
+    """Extraction quality per type, for each extractor side by side.
 
-    Columns: the trained model with the rule layer (the default extractor when the model ships), the trained
-    model alone (its NER spans and relation classifier, no rule layer: the rule layer's gain is the difference),
-    the rule-only extractor (en_core_web_sm without NER) and the noun-chunk baseline.
+    kg-gold dev first: node-level P/R/F1 exactly as its score.py computes them (typed, method=model, untyped, per
+    type, relations) plus the precision and recall of `proposed`. Columns: the shipped extractor (trained model
+    and rule layer), the previous model (trained-10; its recorded figures unless --previous loads it), the trained
+    model alone (no rule layer), the rule-only extractor and the noun-chunk baseline. SciERC and SciER follow,
+    strict span+type.
     """
-    from kg.evaluate import DATASETS, noun_chunk_baseline, score
     from kg.extract.pipeline import DEFAULT_MODEL, RULES_MODEL, Extractor, load_nlp
 
     rules_nlp = load_nlp(RULES_MODEL)
     trained_path = model or (DEFAULT_MODEL if DEFAULT_MODEL != RULES_MODEL else None)
     default_is_trained = DEFAULT_MODEL != RULES_MODEL and (model is None or Path(model).resolve() == Path(
         DEFAULT_MODEL).resolve())
-    extractors = {}
+    extractors: dict[str, Callable] = {}
     if trained_path:
         trained = Extractor(load_nlp(trained_path))
-        extractors["trained+rules" + (" (default)" if default_is_trained else "")] = (
-            lambda texts: list(trained.extract_many(texts)))
+        extractors["shipped" if default_is_trained else "model"] = lambda texts: list(trained.extract_many(texts))
+        if previous:
+            prev = Extractor(load_nlp(previous))
+            extractors["previous"] = lambda texts: list(prev.extract_many(texts))
+        else:
+            extractors["previous"] = None  # recorded figures, kg-gold only
         alone = Extractor(trained.nlp)
         alone.rule_layer = False
         extractors["trained alone"] = lambda texts: list(alone.extract_many(texts))
     rules = Extractor(rules_nlp)
     extractors["rules" + ("" if default_is_trained else " (default)")] = lambda texts: list(rules.extract_many(texts))
+    from kg.evaluate import noun_chunk_baseline
+
     extractors["noun-chunk baseline"] = noun_chunk_baseline(rules_nlp)
     report: dict[str, dict] = {}
-    for name in datasets or tuple(DATASETS):
-        rel, loader, type_map = DATASETS[name]
-        path = Path(data_dir) / rel
-        if not path.exists():
-            raise InputError(f"{path}: gold data not found (set --data-dir)")
-        docs = list(loader(path))[:limit]
-        texts = [d.text for d in docs]
-        words = sum(len(t.split()) for t in texts)
-        report[name] = {}
-        for ex_name, run in extractors.items():
-            t0 = time.perf_counter()
-            preds = run(texts)
-            secs = time.perf_counter() - t0
-            scores = score(docs, preds, type_map)
-            report[name][ex_name] = {k: v.as_dict() for k, v in scores.items()} | {
-                "seconds": round(secs, 2), "words_per_s": round(words / secs) if secs else 0}
+    for name in datasets or ALL_DATASETS:
+        report[name] = (_eval_gold if name == "kg-gold" else _eval_span)(Path(data_dir), name, extractors, limit)
     if as_json:
         click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return
-    width = 26
     for name, by_ex in report.items():
-        click.secho(f"\n{name} dev — strict span+type, micro F1 (P/R)", bold=True)
-        ex_names = list(by_ex)
-        keys = ["ALL"] + sorted(k for k in next(iter(by_ex.values()))
-                                if k not in ("ALL", "REL", "REL_SET_ASIDE", "seconds", "words_per_s"))
-        if any(by_ex[e]["REL"]["tp"] + by_ex[e]["REL"]["fn"] for e in ex_names):
-            keys.append("REL")
-        click.echo(f"{'type':<22}" + "".join(f"{e:>{width}}" for e in ex_names))
-        for k in keys:
-            row = f"{('relations' if k == 'REL' else k):<22}"
-            for e in ex_names:
-                s = by_ex[e].get(k)
-                cell = f"{s['f1']:.1f} ({s['p']:.1f}/{s['r']:.1f})" if s else "-"
-                row += f"{cell:>{width}}"
-            click.echo(row)
-        click.echo(f"{'words/s':<22}" + "".join(f"{by_ex[e]['words_per_s']:>{width}}" for e in ex_names))
-        aside = next(iter(by_ex.values()))["REL_SET_ASIDE"]["fn"]
-        if aside:
-            click.echo(f"({aside} gold relations with a Generic argument are not scored, as Generic entities are not)")
+        (_print_gold if name == "kg-gold" else _print_span)(name, by_ex)
+
+
+def _timed(run: Callable, texts: list[str]) -> tuple[list, dict[str, float]]:
+    words = sum(len(t.split()) for t in texts)
+    t0 = time.perf_counter()
+    preds = run(texts)
+    secs = time.perf_counter() - t0
+    return preds, {"seconds": round(secs, 2), "words_per_s": round(words / secs) if secs else 0}
+
+
+def _eval_gold(data_dir: Path, name: str, extractors: dict, limit: int | None) -> dict[str, dict]:
+    from kg.evaluate_gold import load_gold, prediction_rows, recorded, score_rows
+
+    path = data_dir / "kg-gold" / "dev.jsonl"
+    if not path.exists():
+        raise InputError(f"{path}: gold data not found (set --data-dir)")
+    gold = load_gold(path)[:limit]
+    texts = [g["text"] for g in gold]
+    out: dict[str, dict] = {}
+    for ex_name, run in extractors.items():
+        if run is None:
+            rec = recorded("trained-10") if limit is None else None
+            if rec:
+                out[ex_name + " (trained-10, recorded)"] = rec
+            continue
+        preds, timing = _timed(run, texts)
+        out[ex_name] = score_rows(gold, prediction_rows(gold, preds)) | timing
+    return out
+
+
+def _eval_span(data_dir: Path, name: str, extractors: dict, limit: int | None) -> dict[str, dict]:
+    from kg.evaluate import DATASETS, score
+
+    rel, loader, type_map = DATASETS[name]
+    path = data_dir / rel
+    if not path.exists():
+        raise InputError(f"{path}: gold data not found (set --data-dir)")
+    docs = list(loader(path))[:limit]
+    texts = [d.text for d in docs]
+    out: dict[str, dict] = {}
+    for ex_name, run in extractors.items():
+        if run is None:
+            continue
+        preds, timing = _timed(run, texts)
+        out[ex_name] = {k: v.as_dict() for k, v in score(docs, preds, type_map).items()} | timing
+    return out
+
+
+def _cell(s: dict | None) -> str:
+    return f"{s['f1']:.1f} ({s['p']:.1f}/{s['r']:.1f})" if s else "-"
+
+
+def _print_gold(name: str, by_ex: dict[str, dict]) -> None:
+    ex_names = list(by_ex)
+    width = max(26, *(len(e) + 2 for e in ex_names))
+    n = next(iter(by_ex.values()))["typed"]["gold"] if by_ex else 0
+    click.secho(f"\nkg-gold dev — node-level F1 (P/R), as score.py; {n} gold entities", bold=True)
+    click.echo(f"{'':<22}" + "".join(f"{e:>{width}}" for e in ex_names))
+    for k, label in _GOLD_ROWS:
+        click.echo(f"{label:<22}" + "".join(f"{_cell(by_ex[e].get(k)):>{width}}" for e in ex_names))
+    click.echo(f"{'entities output':<22}" + "".join(f"{by_ex[e]['typed']['pred']:>{width}}" for e in ex_names))
+    click.echo(f"{'words/s':<22}" + "".join(f"{by_ex[e]['words_per_s']:>{width}}" for e in ex_names))
+
+
+def _print_span(name: str, by_ex: dict[str, dict]) -> None:
+    width = 26
+    click.secho(f"\n{name} dev — strict span+type, micro F1 (P/R)", bold=True)
+    ex_names = list(by_ex)
+    keys = ["ALL"] + sorted(k for k in next(iter(by_ex.values()))
+                            if k not in ("ALL", "REL", "REL_SET_ASIDE", "seconds", "words_per_s"))
+    if any(by_ex[e]["REL"]["tp"] + by_ex[e]["REL"]["fn"] for e in ex_names):
+        keys.append("REL")
+    click.echo(f"{'type':<22}" + "".join(f"{e:>{width}}" for e in ex_names))
+    for k in keys:
+        click.echo(f"{('relations' if k == 'REL' else k):<22}" + "".join(
+            f"{_cell(by_ex[e].get(k)):>{width}}" for e in ex_names))
+    click.echo(f"{'words/s':<22}" + "".join(f"{by_ex[e]['words_per_s']:>{width}}" for e in ex_names))
+    aside = next(iter(by_ex.values()))["REL_SET_ASIDE"]["fn"]
+    if aside:
+        click.echo(f"({aside} gold relations with a Generic argument are not scored, as Generic entities are not)")

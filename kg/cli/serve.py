@@ -18,25 +18,32 @@ if TYPE_CHECKING:
               help="Interface to bind; 0.0.0.0 exposes the API to the network.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
 @click.option("--cypher-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds one Cypher query may run.")
+              help="Seconds one Cypher query may run; past it the query is stopped (408).")
+@click.option("--cypher-workers", default=None, type=click.IntRange(min=0),
+              help="Cypher worker processes, also the most queries run at once (more wait briefly, then 503); "
+                   "0 runs Cypher in the server process.  [default: one per core, 2 to 8]")
+@click.option("--cypher-memory", default=512, show_default=True, type=click.IntRange(min=64),
+              help="Megabytes of memory one Cypher query may add to its worker; past it the query gets 400.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--token", envvar="KG_API_TOKEN", default=None, show_default=False,
               help="Require 'Authorization: Bearer TOKEN' on every request (views: ?token=); needed when --host "
                    "is not loopback (env KG_API_TOKEN; prefer the variable: options show in `ps`).")
-def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float, log_level: str,
-          token: str | None) -> None:
+def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float, cypher_workers: int | None,
+          cypher_memory: int, log_level: str, token: str | None) -> None:
     """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
     import threading
 
     import uvicorn  # imported here so other commands start fast
 
     from api.main import create_app
-    from api.settings import Settings
+    from api.settings import Settings, default_cypher_workers
 
     # Refuses (one line, exit 1) a non-loopback host without a token, before the store is opened.
     settings = Settings(store_kind=store_opts.kind, store_dir=store_opts.store_dir, host=host, port=port,
-                        cypher_timeout_s=cypher_timeout, token=token or None)
+                        cypher_timeout_s=cypher_timeout, token=token or None,
+                        cypher_workers=default_cypher_workers() if cypher_workers is None else cypher_workers,
+                        cypher_memory_mb=cypher_memory)
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
     with open_store(store_opts) as store:

@@ -45,10 +45,10 @@ def run_query(
 ) -> CypherResult:
     """Run a read-only Cypher `query` against `graph`; never modifies the graph.
 
-    Graph conventions: node key = node id; the node attribute `label` is the node's single label
-    and the edge attribute `type` the relationship type (both reserved, not properties); every
-    other attribute is a property. `(n:A|B)` matches either label, `(n:A:B)` needs both (so only
-    matches when A == B). `-[*]-` explores at most `kg.cypher.paths.UNBOUNDED_HOPS` (10) hops and
+    Graph conventions: node key = node id; the node attribute `label` is the node's label (a tuple of
+    labels for a node with several) and the edge attribute `type` the relationship type (both reserved,
+    not properties); every other attribute is a property. `(n:A|B)` matches either label, `(n:A:B)`
+    needs both. `-[*]-` explores at most `kg.cypher.paths.UNBOUNDED_HOPS` (10) hops and
     raises UnsupportedCypher rather than drop longer walks. Write clauses raise CypherWriteError,
     features outside the supported subset UnsupportedCypher, a run past `timeout_s`
     CypherTimeout. At most `max_rows` rows are returned; `truncated` tells if more existed.

@@ -6,7 +6,8 @@ import math
 from typing import Any
 
 from kg.cypher import ast as A
-from kg.cypher.errors import CypherError
+from kg.cypher.context import charge_rows
+from kg.cypher.errors import CypherArgumentError, CypherTypeError
 from kg.cypher.values import hkey, is_number, sort_key, type_name
 
 
@@ -41,6 +42,7 @@ class Accumulator:
             return
         if name == "collect":
             self.values.append(value)
+            charge_rows(len(self.values))
         elif name in ("min", "max"):
             if self.best is None:
                 self.best = value
@@ -50,7 +52,7 @@ class Accumulator:
                     self.best = value
         else:
             if not is_number(value):
-                raise CypherError(f"{name}() expects numbers, got {type_name(value)}")
+                raise CypherTypeError(f"{name}() expects numbers, got {type_name(value)}")
             if name in ("sum", "avg"):
                 self.total += value
             else:
@@ -91,5 +93,5 @@ class Accumulator:
 
 def _percentile(p: Any, name: str) -> float:
     if not is_number(p) or not 0 <= p <= 1:
-        raise CypherError(f"{name}() needs a percentile between 0.0 and 1.0, got {p!r}")
+        raise CypherArgumentError(f"{name}() needs a percentile between 0.0 and 1.0, got {p!r}")
     return float(p)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from kg.cypher import ast as A
-from kg.cypher.errors import CypherError, CypherSyntaxError, UnsupportedCypher
+from kg.cypher.errors import CypherSyntaxError, UnsupportedCypher
 from kg.cypher.functions import AGGREGATES, FUNCTIONS
 
 
@@ -58,6 +58,34 @@ def free_vars(expr: A.Expr) -> set[str]:
             out.update(pattern_vars(e.patterns))
         elif isinstance(e, A.PatternComp):
             out.update(pattern_vars((e.pattern,)))
+        elif isinstance(e, A.Subquery):
+            out.update(subquery_names(e.query))
+    return out
+
+
+def subquery_names(query: A.SingleQuery) -> set[str]:
+    """Every name a subquery's clauses mention (a superset of the outer variables it reads)."""
+    out: set[str] = set()
+    for clause in query.clauses:
+        if isinstance(clause, A.Match):
+            out.update(pattern_vars(clause.patterns))
+            for p in clause.patterns:
+                for part in (*p.nodes, *p.rels):
+                    if part.props is not None:
+                        out |= free_vars(part.props)
+        exprs: list[A.Expr | None] = []
+        if isinstance(clause, A.Match | A.Call):
+            exprs.append(clause.where)
+        elif isinstance(clause, A.Unwind):
+            exprs.append(clause.expr)
+        elif isinstance(clause, A.With | A.Return):
+            proj = clause.proj
+            exprs += [it.expr for it in proj.items] + [e for e, _ in proj.order] + [proj.skip, proj.limit]
+            if isinstance(clause, A.With):
+                exprs.append(clause.where)
+        for x in exprs:
+            if x is not None:
+                out |= free_vars(x)
     return out
 
 
@@ -82,13 +110,19 @@ def aggregates_in(expr: A.Expr) -> list[A.FuncCall]:
         if is_aggregate(e):
             assert isinstance(e, A.FuncCall)
             if any(is_aggregate(x) for a in e.args for x in walk(a)):
-                raise CypherError("aggregate functions cannot be nested inside other aggregates")
+                raise CypherSyntaxError("aggregate functions cannot be nested inside other aggregates")
             found.append(e)
         elif not isinstance(e, (A.PatternExpr, A.PatternComp)):
             stack.extend(children(e))
     return found
 
 
+# Functions of Neo4j's Cypher that this engine does not implement: UnsupportedCypher, not "unknown".
+_OTHER_FUNCTIONS = frozenset({
+    "date", "datetime", "localdatetime", "localtime", "time", "duration", "timestamp", "point", "distance",
+    "randomuuid", "tostringlist", "tointegerlist", "tofloatlist", "tobooleanlist", "valuetype", "char_length",
+    "character_length", "btrim", "normalize", "nullif", "file", "linenumber", "collect_set",
+})
 _AGG_ARITY = {"count": (1, 1), "percentiledisc": (2, 2), "percentilecont": (2, 2)}
 
 
@@ -104,72 +138,27 @@ def check_functions(expr: A.Expr) -> None:
             _, lo, hi = FUNCTIONS[e.name]
             if e.distinct:
                 raise CypherSyntaxError(f"DISTINCT is only allowed in aggregate functions, not {e.name}()")
-        else:
+        elif "." in e.name or e.name in _OTHER_FUNCTIONS:
             raise UnsupportedCypher(f"function {e.name}()")
+        else:
+            raise CypherSyntaxError(f"unknown function {e.name}()")
         if not lo <= len(e.args) <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
             raise CypherSyntaxError(f"{e.name}() takes {want} argument(s), got {len(e.args)}")
 
 
-def check_scope(expr: A.Expr, scope: set[str] | frozenset[str]) -> None:
-    """Raise CypherError for variables that are not defined, honouring local bindings."""
-    if isinstance(expr, A.Var):
-        if expr.name not in scope:
-            raise CypherError(f"variable `{expr.name}` is not defined")
-        return
-    if isinstance(expr, A.MapProj):
-        for kind, key, _ in expr.items:
-            if kind == "var" and key not in scope:
-                raise CypherError(f"variable `{key}` is not defined")
-    if isinstance(expr, (A.ListComp, A.Quantifier)):
-        check_scope(expr.source, scope)
-        inner = set(scope) | {expr.var}
-        for part in (expr.where, getattr(expr, "proj", None)):
-            if part is not None:
-                check_scope(part, inner)
-        return
-    if isinstance(expr, A.Reduce):
-        check_scope(expr.source, scope)
-        check_scope(expr.init, scope)
-        check_scope(expr.expr, set(scope) | {expr.acc, expr.var})
-        return
-    if isinstance(expr, (A.PatternExpr, A.PatternComp)):
-        patterns = expr.patterns if isinstance(expr, A.PatternExpr) else (expr.pattern,)
-        check_patterns(patterns, scope)
-        inner = set(scope) | set(pattern_vars(patterns))
-        for part in (expr.where, getattr(expr, "proj", None)):
-            if part is not None:
-                check_scope(part, inner)
-        return
-    for child in children(expr):
-        check_scope(child, scope)
+def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
+    """Replace sub-expressions equal to a mapping key (ORDER BY count(*) -> the item's alias)."""
+    for old, new in mapping:
+        if expr == old:
+            return new
 
+    def sub(value: Any) -> Any:
+        if isinstance(value, A.Expr):
+            return substitute(value, mapping)
+        if isinstance(value, tuple):
+            return tuple(sub(v) for v in value)
+        return value
 
-def check_patterns(patterns: tuple[A.PathPattern, ...], scope: set[str] | frozenset[str]) -> None:
-    """Variables must not be used both as node and relationship; relationship vars not reused."""
-    node_vars: set[str] = set()
-    rel_vars: set[str] = set()
-    path_vars: set[str] = set()
-    for p in patterns:
-        if p.var is not None:
-            if p.var in scope or p.var in path_vars:
-                raise CypherError(f"path variable `{p.var}` is already defined")
-            path_vars.add(p.var)
-        for n in p.nodes:
-            if n.var is not None:
-                node_vars.add(n.var)
-        for r in p.rels:
-            if r.var is not None:
-                if r.var in rel_vars:
-                    raise CypherError(f"relationship variable `{r.var}` is used twice in one pattern")
-                rel_vars.add(r.var)
-            if r.varlen and r.max_hops is not None and r.min_hops > r.max_hops:
-                raise CypherSyntaxError(f"variable-length bounds *{r.min_hops}..{r.max_hops} are reversed")
-    clash = (node_vars & rel_vars) | (path_vars & (node_vars | rel_vars))
-    if clash:
-        raise CypherError(f"variable `{sorted(clash)[0]}` is used for different kinds of values")
-    inner = set(scope) | node_vars | rel_vars
-    for p in patterns:
-        for part in (*p.nodes, *p.rels):
-            if part.props is not None:
-                check_scope(part.props, inner)
+    changes = {f.name: sub(getattr(expr, f.name)) for f in fields(expr)}  # type: ignore[arg-type]
+    return replace(expr, **changes)  # type: ignore[type-var]

@@ -180,6 +180,15 @@ class PatternExpr(Expr):
     kind: str
     patterns: tuple[PathPattern, ...]
     where: Expr | None
+    subquery: bool = False  # EXISTS/COUNT { ... } may introduce variables; a bare pattern may not
+
+
+@dataclass(frozen=True, slots=True)
+class Subquery(Expr):
+    """EXISTS { MATCH ... [WITH ...] [RETURN ...] } ('exists') or COUNT { ... } ('count') with clauses."""
+
+    kind: str
+    query: SingleQuery
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -21,6 +20,10 @@ MatchFn = Callable[[tuple[A.PathPattern, ...], A.Expr | None, Record], Iterator[
 MAX_VALUE_SIZE = 10_000_000  # one string or list
 MAX_BUILT_SIZE = 50_000_000  # everything large that one query builds
 _CHARGE_FROM = 256  # smaller values are bounded well enough by the time limit
+# A row kept for ORDER BY or DISTINCT, or a value kept by collect(), costs some tens of list elements of memory
+# (its dict, key tuple and values); these are charged in batches of ROW_BATCH.
+ROW_WEIGHT = 64
+ROW_BATCH = 1024
 _ACTIVE: ContextVar[Context | None] = ContextVar("kg_cypher_context", default=None)
 
 
@@ -35,7 +38,7 @@ class Context:
         self.ticks = 0
         self.agg_values: dict[int, Any] = {}
         self.match: MatchFn = _no_matcher
-        self.regexes: dict[str, re.Pattern[str]] = {}
+        self.regexes: dict[str, Any] = {}  # compiled RE2 patterns (kg.cypher.regex)
         self.plans: dict[Any, Any] = {}  # match plans, keyed by pattern identity and bound names
         self.built = 0  # sizes charged by `charge`
 
@@ -66,6 +69,13 @@ def charge(size: int, weight: int = 1) -> None:
         raise CypherError(f"query builds too much data: over {MAX_BUILT_SIZE:,} characters or list elements")
     if time.monotonic() > ctx.deadline:
         raise CypherTimeout(f"query exceeded its time limit of {ctx.timeout_s:g} s")
+
+
+def charge_rows(kept: int) -> None:
+    """Call with the running count of rows (or values) a sort, DISTINCT or collect() holds: every ROW_BATCH
+    of them is charged, so a query that keeps millions fails with a clear error instead of growing the process."""
+    if kept and not kept % ROW_BATCH:
+        charge(ROW_BATCH, ROW_WEIGHT)
 
 
 def activate(ctx: Context | None) -> Any:

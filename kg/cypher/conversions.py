@@ -6,12 +6,13 @@ import math
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherError, CypherTypeError
+from kg.cypher.temporal import Temporal
 from kg.cypher.values import is_number, type_name
 
 
 def bad_argument(fn: str, v: Any, want: str) -> CypherError:
-    return CypherError(f"{fn}() expects {want}, got {type_name(v)}")
+    return CypherTypeError(f"{fn}() expects {want}, got {type_name(v)}")
 
 
 def to_string(v: Any) -> Any:
@@ -28,7 +29,9 @@ def to_string(v: Any) -> Any:
         if math.isinf(f):
             return "Infinity" if f > 0 else "-Infinity"
         return repr(f)
-    raise bad_argument("toString", v, "a string, number or boolean")
+    if isinstance(v, Temporal):
+        return str(v)
+    raise bad_argument("toString", v, "a string, number, boolean or temporal value")
 
 
 def to_integer(v: Any) -> Any:
@@ -79,7 +82,7 @@ def round_half_up(x: Any, precision: Any = None) -> float:
     if precision is None:
         return float(math.floor(x + 0.5))  # Java Math.round: halves go towards +infinity
     if type(precision) is not int:
-        raise CypherError("round() precision must be an integer")
+        raise CypherTypeError("round() precision must be an integer")
     try:
         return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-precision), rounding=ROUND_HALF_UP))
     except InvalidOperation:

@@ -10,7 +10,16 @@ class CypherError(KGError):
 
 
 class CypherSyntaxError(CypherError):
-    """The query text cannot be parsed; the message gives line:column and what was expected."""
+    """The query is invalid before it runs: it cannot be parsed (the message gives line:column and what was
+    expected) or a static check fails (undefined variable, misplaced aggregate, literal of the wrong type)."""
+
+
+class CypherTypeError(CypherError):
+    """A value of the wrong type for an operator, function or clause (the openCypher TypeError)."""
+
+
+class CypherArgumentError(CypherError):
+    """An argument of the right type but an invalid value, e.g. out of range (the openCypher ArgumentError)."""
 
 
 class CypherWriteError(CypherError):

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
 
 from kg.cypher import ast as A
-from kg.cypher.context import Context, Record
-from kg.cypher.errors import CypherError
+from kg.cypher.context import Context, Record, charge
+from kg.cypher.errors import CypherError, CypherTypeError
 from kg.cypher.functions import AGGREGATES, FUNCTIONS
-from kg.cypher.operators import arithmetic, compare_values, in_list
+from kg.cypher.operators import arithmetic, check_int, compare_values, in_list
+from kg.cypher.regex import compile_regex
+from kg.cypher.temporal import Temporal
+from kg.cypher.temporal_ops import component
 from kg.cypher.values import (
     LABEL_ATTR,
     TYPE_ATTR,
@@ -21,6 +23,7 @@ from kg.cypher.values import (
     equals,
     is_list,
     is_number,
+    labels_match,
     properties,
     rel_attrs,
     type_name,
@@ -34,12 +37,11 @@ def evaluate(expr: A.Expr, rec: Record, ctx: Context) -> Any:
 def truth(value: Any, what: str = "WHERE") -> bool | None:
     if value is None or isinstance(value, bool):
         return value
-    raise CypherError(f"{what} expects a boolean, got {type_name(value)}")
+    raise CypherTypeError(f"{what} expects a boolean, got {type_name(value)}")
 
 
 def has_labels(graph: nx.MultiDiGraph, node_id: Any, labels: A.LabelExpr) -> bool:
-    label = graph._node[node_id].get(LABEL_ATTR)
-    return all(label in group for group in labels)
+    return labels_match(graph._node[node_id], labels)
 
 
 def _var(e: A.Var, rec: Record, ctx: Context) -> Any:
@@ -58,7 +60,9 @@ def get_property(v: Any, key: str, ctx: Context) -> Any:
         return None if key == TYPE_ATTR else rel_attrs(ctx.graph, v).get(key)
     if isinstance(v, dict):
         return v.get(key)
-    raise CypherError(f"cannot read property `{key}` of a {type_name(v)}")
+    if isinstance(v, Temporal):  # d.year, dur.minutesOfHour, ...
+        return component(v, key)
+    raise CypherTypeError(f"cannot read property `{key}` of a {type_name(v)}")
 
 
 def _prop(e: A.Prop, rec: Record, ctx: Context) -> Any:
@@ -72,11 +76,11 @@ def _index(e: A.Index, rec: Record, ctx: Context) -> Any:
         return None
     if is_list(subject):
         if type(idx) is not int:
-            raise CypherError(f"list index must be an integer, got {type_name(idx)}")
+            raise CypherTypeError(f"list index must be an integer, got {type_name(idx)}")
         return subject[idx] if -len(subject) <= idx < len(subject) else None
     if isinstance(idx, str) and isinstance(subject, (dict, Node, Rel)):
         return get_property(subject, idx, ctx)
-    raise CypherError(f"cannot index a {type_name(subject)} with a {type_name(idx)}")
+    raise CypherTypeError(f"cannot index a {type_name(subject)} with a {type_name(idx)}")
 
 
 def _slice(e: A.Slice, rec: Record, ctx: Context) -> Any:
@@ -85,7 +89,7 @@ def _slice(e: A.Slice, rec: Record, ctx: Context) -> Any:
     if subject is None or any(b is None for b, x in zip(bounds, (e.start, e.end), strict=False) if x is not None):
         return None
     if not is_list(subject) or any(b is not None and type(b) is not int for b in bounds):
-        raise CypherError("slicing needs a list and integer bounds")
+        raise CypherTypeError("slicing needs a list and integer bounds")
     return list(subject[bounds[0] : bounds[1]])
 
 
@@ -94,7 +98,7 @@ def _map_proj(e: A.MapProj, rec: Record, ctx: Context) -> Any:
     if subject is None:
         return None
     if not isinstance(subject, (Node, Rel, dict)):
-        raise CypherError(f"map projection needs a node, relationship or map, got {type_name(subject)}")
+        raise CypherTypeError(f"map projection needs a node, relationship or map, got {type_name(subject)}")
     out: dict[str, Any] = {}
     for kind, key, value in e.items:
         if kind == "all":
@@ -117,8 +121,8 @@ def _unary(e: A.Unary, rec: Record, ctx: Context) -> Any:
     if v is None:
         return None
     if not is_number(v):
-        raise CypherError(f"unary {e.op} expects a number, got {type_name(v)}")
-    return -v if e.op == "-" else v
+        raise CypherTypeError(f"unary {e.op} expects a number, got {type_name(v)}")
+    return check_int(-v) if e.op == "-" else v
 
 
 def _binary(e: A.Binary, rec: Record, ctx: Context) -> Any:
@@ -136,10 +140,7 @@ def _binary(e: A.Binary, rec: Record, ctx: Context) -> Any:
             return None
         pattern = ctx.regexes.get(b)
         if pattern is None:
-            try:
-                pattern = ctx.regexes[b] = re.compile(b)
-            except re.error as exc:
-                raise CypherError(f"invalid regular expression {b!r}: {exc}") from None
+            pattern = ctx.regexes[b] = compile_regex(b)  # RE2: linear time, never catastrophic backtracking
         return pattern.fullmatch(a) is not None
     return arithmetic(op, a, b)
 
@@ -186,7 +187,7 @@ def _has_labels(e: A.HasLabels, rec: Record, ctx: Context) -> Any:
         return has_labels(ctx.graph, v.id, e.labels)
     if isinstance(v, Rel):  # r:TYPE tests the relationship type
         return all(rel_attrs(ctx.graph, v).get(TYPE_ATTR) in g for g in e.labels)
-    raise CypherError(f"label predicate needs a node, got {type_name(v)}")
+    raise CypherTypeError(f"label predicate needs a node, got {type_name(v)}")
 
 
 def _call(e: A.FuncCall, rec: Record, ctx: Context) -> Any:
@@ -196,7 +197,10 @@ def _call(e: A.FuncCall, rec: Record, ctx: Context) -> Any:
         except KeyError:
             raise CypherError(f"aggregate function {e.name}() is not allowed here") from None
     fn = FUNCTIONS[e.name][0]
-    return fn(ctx.graph, [evaluate(a, rec, ctx) for a in e.args])
+    out = fn(ctx.graph, [evaluate(a, rec, ctx) for a in e.args])
+    if isinstance(out, str | list):  # every string or list a function builds counts against the query's budget
+        charge(len(out))
+    return out
 
 
 def _case(e: A.Case, rec: Record, ctx: Context) -> Any:
@@ -214,7 +218,7 @@ def iterate_list(source: A.Expr, rec: Record, ctx: Context) -> list[Any] | None:
     if v is None:
         return None
     if not is_list(v):
-        raise CypherError(f"expected a list, got {type_name(v)}")
+        raise CypherTypeError(f"expected a list, got {type_name(v)}")
     return list(v)
 
 
@@ -275,6 +279,15 @@ def _pattern_expr(e: A.PatternExpr, rec: Record, ctx: Context) -> Any:
     return sum(1 for _ in matches)
 
 
+def _subquery(e: A.Subquery, rec: Record, ctx: Context) -> Any:
+    from kg.cypher.executor import subquery_rows  # the executor imports this module
+
+    rows = subquery_rows(e.query, ctx, rec)
+    if e.kind == "exists":
+        return next(rows, None) is not None
+    return sum(1 for _ in rows)
+
+
 def _pattern_comp(e: A.PatternComp, rec: Record, ctx: Context) -> Any:
     return [evaluate(e.proj, r, ctx) for r in ctx.match((e.pattern,), e.where, rec)]
 
@@ -288,5 +301,5 @@ _DISPATCH: dict[type, Callable[[Any, Record, Context], Any]] = {
     A.MapProj: _map_proj, A.Unary: _unary, A.Binary: _binary, A.Compare: _compare,
     A.BoolOp: _boolop, A.IsNull: _is_null, A.HasLabels: _has_labels, A.FuncCall: _call,
     A.Case: _case, A.ListComp: _list_comp, A.Quantifier: _quantifier, A.Reduce: _reduce,
-    A.PatternExpr: _pattern_expr, A.PatternComp: _pattern_comp,
+    A.PatternExpr: _pattern_expr, A.PatternComp: _pattern_comp, A.Subquery: _subquery,
 }

@@ -7,28 +7,26 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kg.cypher import ast as A
-from kg.cypher.analysis import aggregates_in, check_functions, check_patterns, check_scope, pattern_vars
+from kg.cypher.analysis import aggregates_in, check_functions, pattern_vars
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherSyntaxError
 from kg.cypher.evaluator import evaluate, truth
 from kg.cypher.matcher import match
 from kg.cypher.projection import project
 from kg.cypher.readonly import PROCEDURE_COLUMNS
-from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey, is_list
+from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, hkey, is_list, node_labels
 
 
 def _check_where(where: A.Expr | None, scope: set[str]) -> None:
     if where is None:
         return
-    check_functions(where)
-    check_scope(where, scope)
+    check_functions(where)  # scope and kinds were checked by kg.cypher.semantics when parsing
     if aggregates_in(where):
         raise CypherError("aggregate functions are not allowed in WHERE (aggregate in WITH first)")
 
 
 def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
                   ctx: Context) -> tuple[Iterator[Record], list[str]]:
-    check_patterns(clause.patterns, set(scope))
     for p in clause.patterns:
         for part in (*p.nodes, *p.rels):
             if part.props is not None:
@@ -51,7 +49,6 @@ def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
 def _unwind(records: Iterable[Record], clause: A.Unwind, scope: list[str],
             ctx: Context) -> tuple[Iterator[Record], list[str]]:
     check_functions(clause.expr)
-    check_scope(clause.expr, set(scope))
     if clause.var in scope:
         raise CypherError(f"variable `{clause.var}` is already defined")
 
@@ -73,7 +70,7 @@ def _procedure_values(ctx: Context, proc: str) -> list[Any]:
     if proc == "db.labels":
         for attrs in graph._node.values():
             ctx.tick()
-            found.add(attrs.get(LABEL_ATTR))
+            found.update(node_labels(attrs))
     elif proc == "db.relationshiptypes":
         known = getattr(graph, "edge_type_counts", None)  # a snapshot-backed graph knows without a scan
         if known is not None:
@@ -118,9 +115,10 @@ def _call(records: Iterable[Record], clause: A.Call, scope: list[str],
     return run(), scope + new_vars
 
 
-def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[str]]:
-    records: Iterator[Record] = iter([{}])
-    scope: list[str] = []
+def _single(query: A.SingleQuery, ctx: Context, outer: Record | None = None) -> tuple[Iterator[Record], list[str]]:
+    """One query part; `outer` is the record an EXISTS/COUNT { ... } subquery starts from."""
+    records: Iterator[Record] = iter([dict(outer or {})])
+    scope: list[str] = list(outer or {})
     for clause in query.clauses:
         if isinstance(clause, A.Match):
             records, scope = _match_clause(records, clause, scope, ctx)
@@ -129,19 +127,16 @@ def _single(query: A.SingleQuery, ctx: Context) -> tuple[Iterator[Record], list[
         elif isinstance(clause, A.Call):
             records, scope = _call(records, clause, scope, ctx)
         elif isinstance(clause, A.With):
-            records, scope = project(records, clause.proj, scope, ctx, is_with=True)
-            if clause.where is not None:
-                _check_where(clause.where, set(scope))
-                records = _filter(records, clause.where, ctx)
+            # WITH's WHERE is the projection's: it also sees the variables from before the WITH.
+            records, scope = project(records, clause.proj, scope, ctx, is_with=True, where=clause.where)
         else:
             return project(records, clause.proj, scope, ctx, is_with=False)
     return records, scope  # a standalone CALL
 
 
-def _filter(records: Iterable[Record], where: A.Expr, ctx: Context) -> Iterator[Record]:
-    for rec in records:
-        if truth(evaluate(where, rec, ctx)) is True:
-            yield rec
+def subquery_rows(query: A.SingleQuery, ctx: Context, outer: Record) -> Iterator[Record]:
+    """Rows of an EXISTS/COUNT { ... } subquery run for one outer record."""
+    return _single(query, ctx, outer)[0]
 
 
 def execute(query: A.Query, ctx: Context) -> tuple[list[str], Iterator[list[Any]]]:

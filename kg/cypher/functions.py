@@ -11,8 +11,9 @@ import networkx as nx
 
 from kg.cypher.context import charge
 from kg.cypher.conversions import bad_argument, round_half_up, to_boolean, to_float, to_integer, to_string
-from kg.cypher.errors import CypherError
-from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel, is_list, is_number, properties, rel_attrs
+from kg.cypher.errors import CypherArgumentError, CypherError
+from kg.cypher.temporal_ops import TEMPORAL_FUNCTIONS
+from kg.cypher.values import TYPE_ATTR, Node, Path, Rel, is_list, is_number, node_labels, properties, rel_attrs
 
 Fn = Callable[[nx.MultiDiGraph, list[Any]], Any]
 AGGREGATES = frozenset({
@@ -38,8 +39,7 @@ def _labels(g: nx.MultiDiGraph, a: list[Any]) -> Any:
         return None
     if not isinstance(v, Node):
         raise bad_argument("labels", v, "a node")
-    label = g._node[v.id].get(LABEL_ATTR)
-    return [] if label is None else [label]
+    return list(node_labels(g._node[v.id]))
 
 
 def _type(g: nx.MultiDiGraph, a: list[Any]) -> Any:
@@ -118,11 +118,11 @@ def _list_fn(name: str, op: Callable[[Any], Any]) -> Fn:
 
 def _range(g: nx.MultiDiGraph, a: list[Any]) -> Any:
     if any(type(x) is not int for x in a):
-        raise CypherError("range() expects integer arguments")
+        raise CypherArgumentError("range() expects integer arguments")
     start, end = a[0], a[1]
     step = a[2] if len(a) > 2 else 1
     if step == 0:
-        raise CypherError("range() step must not be zero")
+        raise CypherArgumentError("range() step must not be zero")
     if (end - start) // step > 10_000_000:
         raise CypherError("range() would produce more than 10,000,000 elements")
     out = range(start, end + (1 if step > 0 else -1), step)
@@ -150,14 +150,14 @@ def _str_fn(name: str, op: Callable[..., Any], nstr: int = 1) -> Fn:
 
 def _substring(s: str, start: Any, length: Any = None) -> str:
     if type(start) is not int or start < 0 or (length is not None and (type(length) is not int or length < 0)):
-        raise CypherError("substring() expects a non-negative integer start and length")
+        raise CypherArgumentError("substring() expects a non-negative integer start and length")
     return s[start:] if length is None else s[start : start + length]
 
 
 def _left_right(side: str) -> Callable[[str, Any], str]:
     def op(s: str, n: Any) -> str:
         if type(n) is not int or n < 0:
-            raise CypherError(f"{side}() expects a non-negative integer length")
+            raise CypherArgumentError(f"{side}() expects a non-negative integer length")
         return s[:n] if side == "left" else (s[len(s) - n :] if n else "")
     return op
 
@@ -216,6 +216,11 @@ def _is_empty(g: nx.MultiDiGraph, a: list[Any]) -> Any:
     raise bad_argument("isEmpty", v, "a list, map or string")
 
 
+_TRIG: dict[str, Callable[[float], float]] = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
+    "atan": math.atan, "degrees": math.degrees, "radians": math.radians,
+    "cot": lambda x: 1 / math.tan(x) if math.tan(x) else math.inf, "haversin": lambda x: (1 - math.cos(x)) / 2,
+}
 # name -> (function, min args, max args)
 FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "id": (_id, 1, 1), "elementid": (_id, 1, 1), "labels": (_labels, 1, 1), "type": (_type, 1, 1),
@@ -245,7 +250,11 @@ FUNCTIONS: dict[str, tuple[Fn, int, int]] = {
     "round": (_num_fn("round", round_half_up), 1, 2), "sign": (_num_fn("sign", _sign), 1, 1),
     "sqrt": (_num_fn("sqrt", _safe(math.sqrt)), 1, 1), "log": (_num_fn("log", _safe(math.log)), 1, 1),
     "log10": (_num_fn("log10", _safe(math.log10)), 1, 1), "exp": (_num_fn("exp", _safe(math.exp)), 1, 1),
+    **{name: (_num_fn(name, _safe(op)), 1, 1) for name, op in _TRIG.items()},
+    "atan2": (_num_fn("atan2", lambda y, x: math.atan2(y, x)), 2, 2),
+    "isnan": (_num_fn("isNaN", lambda x: isinstance(x, float) and math.isnan(x)), 1, 1),
     "rand": (lambda g, a: random.random(), 0, 0), "pi": (lambda g, a: math.pi, 0, 0),
     "e": (lambda g, a: math.e, 0, 0),
     "exists": (lambda g, a: a[0] is not None, 1, 1),
 }
+FUNCTIONS.update(TEMPORAL_FUNCTIONS)  # date(), duration.between(), ...: kg/cypher/temporal_ops.py

@@ -7,7 +7,7 @@ from typing import Any
 
 import networkx as nx
 
-from kg.cypher.values import LABEL_ATTR, equals, hkey
+from kg.cypher.values import LABEL_ATTR, equals, hkey, node_labels
 
 # Kept outside graph.graph so that serializing the graph never meets an index object.
 _INDEXES: weakref.WeakKeyDictionary[nx.MultiDiGraph, GraphIndex] = weakref.WeakKeyDictionary()
@@ -31,7 +31,8 @@ class GraphIndex:
         if self._labels is None:
             labels: dict[Any, list[Any]] = {}
             for nid, attrs in graph._node.items():
-                labels.setdefault(attrs.get(LABEL_ATTR), []).append(nid)
+                for label in node_labels(attrs) or (None,):
+                    labels.setdefault(label, []).append(nid)
             self._labels = labels
         return self._labels
 
@@ -43,7 +44,7 @@ class GraphIndex:
         out = []
         for nid in self._label_map(graph).get(label, ()):
             attrs = nodes.get(nid)
-            if attrs is not None and attrs.get(LABEL_ATTR) == label:
+            if attrs is not None and (attrs.get(LABEL_ATTR) == label or label in node_labels(attrs)):
                 out.append(nid)
         return out
 

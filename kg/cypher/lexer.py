@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from kg.cypher.errors import CypherSyntaxError
@@ -91,23 +92,34 @@ def _read_string(text: str, i: int) -> tuple[str, int]:
     raise _error(text, i, "unterminated string literal")
 
 
+INT_MAX = 2**63 - 1  # Cypher integers are 64-bit; the lexer allows 2**63 for a literal the parser negates
+
+
+def _integer(text: str, i: int, j: int, digits: str, base: int) -> tuple[str, int, int]:
+    if j < len(text) and _is_ident_char(text[j]):
+        raise _error(text, i, f"invalid number literal '{text[i:j + 1]}'")
+    if not digits:
+        raise _error(text, i, f"invalid number literal '{text[i:j]}'")
+    digits = digits.lstrip("0") or "0"  # leading zeros add no size: 10,000 zeros are 0
+    # Checked on length first: int() of a 5,000-digit decimal string raises ValueError in Python.
+    if len(digits) > {10: 19, 16: 16, 8: 22}[base] or int(digits, base) > INT_MAX + 1:
+        raise _error(text, i, f"integer literal too large for 64 bits '{text[i:j][:25]}'")
+    return "INT", int(digits, base), j
+
+
 def _read_number(text: str, i: int) -> tuple[str, int | float, int]:
     n = len(text)
-    if text.startswith(("0x", "0X"), i):
-        j = i + 2
-        while j < n and text[j] in "0123456789abcdefABCDEF":
-            j += 1
-        return "INT", int(text[i:j], 16), j
-    if text.startswith(("0o", "0O"), i):
-        j = i + 2
-        while j < n and text[j] in "01234567":
-            j += 1
-        return "INT", int(text[i + 2 : j], 8), j
+    for prefix, base, allowed in (("0x", 16, "0123456789abcdefABCDEF"), ("0o", 8, "01234567")):
+        if text.startswith((prefix, prefix.upper()), i):
+            j = i + 2
+            while j < n and text[j] in allowed:
+                j += 1
+            return _integer(text, i, j, text[i + 2 : j], base)
     j = i
     while j < n and text[j].isdigit():
         j += 1
     is_float = False
-    # '1..3' is a range, so a '.' only starts a fraction when a digit follows it.
+    # '1..3' is a range, so a '.' only starts a fraction when a digit follows it; `.5` has no integer digits.
     if j + 1 < n and text[j] == "." and text[j + 1].isdigit():
         is_float = True
         j += 1
@@ -125,9 +137,12 @@ def _read_number(text: str, i: int) -> tuple[str, int | float, int]:
     if j < n and _is_ident_start(text[j]):
         raise _error(text, i, f"invalid number literal '{text[i:j + 1]}'")
     raw = text[i:j]
-    if not is_float and j - i > 19:  # beyond a 64-bit integer, as in Neo4j
-        raise _error(text, i, f"integer literal too large '{raw[:20]}…'")
-    return ("FLOAT", float(raw), j) if is_float else ("INT", int(raw), j)
+    if not is_float:
+        return _integer(text, i, j, raw, 10)
+    value = float(raw)
+    if math.isinf(value):
+        raise _error(text, i, f"float literal too large for 64 bits '{raw[:25]}'")
+    return "FLOAT", value, j
 
 
 def _read_backtick(text: str, i: int) -> tuple[str, int]:
@@ -180,7 +195,7 @@ def tokenize(text: str) -> list[Token]:
                 if text[k] == "\n":
                     line, line_start = line + 1, k + 1
             i = j
-        elif ch.isdigit():
+        elif ch.isdigit() or (ch == "." and text[i + 1 : i + 2].isdigit() and text[i - 1 : i] != "."):
             kind, num, j = _read_number(text, i)
             add(kind, num, i, j)
             i = j

@@ -7,12 +7,23 @@ from typing import Any
 
 from kg.cypher import ast as A
 from kg.cypher.context import Context, Record
-from kg.cypher.errors import CypherError
+from kg.cypher.errors import CypherError, CypherTypeError
 from kg.cypher.evaluator import evaluate, truth
 from kg.cypher.index import get_index
 from kg.cypher.paths import RelFilter, RelId, hops, shortest_paths, var_length
 from kg.cypher.planner import Op, Planner
-from kg.cypher.values import LABEL_ATTR, Node, Path, Rel, equals, hkey, is_list, type_name
+from kg.cypher.values import (
+    LABEL_ATTR,
+    Node,
+    Path,
+    Rel,
+    equals,
+    hkey,
+    is_list,
+    labels_match,
+    rel_attrs,
+    type_name,
+)
 
 
 def match(ctx: Context, patterns: tuple[A.PathPattern, ...], where: A.Expr | None,
@@ -82,10 +93,8 @@ class _Run:
         attrs = self.ctx.graph._node.get(nid)
         if attrs is None:
             return False
-        if npat.labels:
-            label = attrs.get(LABEL_ATTR)
-            if not all(label in group for group in npat.labels):
-                return False
+        if npat.labels and not labels_match(attrs, npat.labels):
+            return False
         if props:
             for k, v in props.items():
                 if k == LABEL_ATTR or equals(attrs.get(k), v) is not True:
@@ -161,8 +170,10 @@ class _Run:
             if target is None:
                 return
         u = self.nodes[op.pi][op.src]
-        if rp.varlen:
-            walks: Iterable[tuple[Any, Any]] = var_length(
+        if rp.varlen and op.rel_bound:
+            walks: Iterable[tuple[Any, Any]] = self._follow(u, op, flt, target)
+        elif rp.varlen:
+            walks = var_length(
                 self.ctx, u, op.direction, flt, rp.min_hops, rp.max_hops, self.used, target)
         else:
             walks = hops(self.ctx.graph, u, op.direction, flt, target)
@@ -195,6 +206,30 @@ class _Run:
         for name in (rp.var if not op.rel_bound else None, dpat.var if not op.bound else None):
             if name:
                 self.rec.pop(name, None)
+
+    def _follow(self, u: Any, op: Op, flt: RelFilter, target: Any) -> list[tuple[Any, list[Rel]]]:
+        """The one walk a relationship list bound earlier describes, if it starts at `u` and fits the pattern."""
+        rp = self.patterns[op.pi].rels[op.idx]
+        bound = self.rec[rp.var]  # type: ignore[index]
+        if bound is None:
+            return []
+        if not is_list(bound) or not all(isinstance(r, Rel) for r in bound):
+            raise CypherTypeError(f"variable `{rp.var}` must be a list of relationships, got {type_name(bound)}")
+        walk = list(bound) if op.dst > op.src else list(bound)[::-1]  # the list runs in pattern order
+        hi = len(walk) if rp.max_hops is None else rp.max_hops
+        if not rp.min_hops <= len(walk) <= hi:
+            return []
+        cur = u
+        for r in walk:
+            if (r.start, r.end, r.key) in self.used or not self.ctx.graph.has_edge(r.start, r.end, r.key):
+                return []
+            forward = r.start == cur and op.direction != "in"
+            if not (forward or (r.end == cur and op.direction != "out")):
+                return []
+            if not flt.accepts(rel_attrs(self.ctx.graph, r)):
+                return []
+            cur = r.end if forward else r.start
+        return [] if target is not None and cur != target else [(cur, walk)]
 
     def _shortest(self, op: Op, k: int) -> Iterator[Record]:
         pattern = self.patterns[op.pi]

@@ -20,6 +20,7 @@ from kg.cypher.ast import (
 from kg.cypher.errors import CypherSyntaxError, CypherWriteError, UnsupportedCypher
 from kg.cypher.parser_expr import ExprParser
 from kg.cypher.readonly import PROCEDURE_COLUMNS, SERVER_READ_PROCEDURES, WRITE_CLAUSES
+from kg.cypher.semantics import check_query
 
 _CLAUSE_HINT = "a clause (MATCH, OPTIONAL MATCH, WITH, UNWIND, RETURN)"
 _UNSUPPORTED_CLAUSES = {
@@ -181,5 +182,8 @@ class Parser(ExprParser):
 
 
 def parse(text: str) -> Query:
-    """Parse `text`; raises CypherSyntaxError, CypherWriteError or UnsupportedCypher."""
-    return Parser(text).parse_query()
+    """Parse and statically check `text`; raises CypherSyntaxError (CypherTypeError for a property read
+    on a value that cannot have properties), CypherWriteError or UnsupportedCypher."""
+    query = Parser(text).parse_query()
+    check_query(query)
+    return query

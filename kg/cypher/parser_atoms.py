@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kg.cypher.ast import (
     Case,
+    Clause,
     Expr,
     FuncCall,
     ListComp,
@@ -17,6 +18,9 @@ from kg.cypher.ast import (
     PatternExpr,
     Quantifier,
     Reduce,
+    Return,
+    SingleQuery,
+    Subquery,
 )
 from kg.cypher.errors import CypherSyntaxError, UnsupportedCypher
 from kg.cypher.parser_base import PatternParser
@@ -146,17 +150,30 @@ class AtomParser(PatternParser):
     def _subquery(self, kind: str) -> Expr:
         self.advance()
         self.expect_op("{")
-        self.accept_kw("MATCH")
-        patterns = [self.parse_pattern_part()]
-        while self.accept_op(","):
-            patterns.append(self.parse_pattern_part())
-        where = self._where_expr() if self.accept_kw("WHERE") else None
-        if not self.at_op("}"):
-            if self.at_name():
-                raise UnsupportedCypher(f"{kind} {{ ... }} subqueries with clauses (only a pattern and WHERE)")
-            raise self.error("'}'")
+        start = self.i
+        name = "exists" if kind == "EXISTS" else "count"
+        try:  # the short form: [MATCH] pattern, ... [WHERE ...]
+            self.accept_kw("MATCH")
+            patterns = [self.parse_pattern_part()]
+            while self.accept_op(","):
+                patterns.append(self.parse_pattern_part())
+            where = self._where_expr() if self.accept_kw("WHERE") else None
+            if self.accept_op("}"):
+                return PatternExpr(name, tuple(patterns), where, subquery=True)
+        except CypherSyntaxError:
+            pass
+        self.i = start  # the full form: clauses, RETURN optional
+        clauses: list[Clause] = []
+        while not self.at_op("}"):
+            if self.tok.kind == "EOF" or self.at_kw("UNION"):
+                raise self.error("'}'" if self.tok.kind == "EOF" else f"a clause (UNION inside {kind} {{ }})")
+            if clauses and isinstance(clauses[-1], Return):
+                raise self.error("'}' after RETURN")
+            clauses.append(self._clause())
         self.advance()
-        return PatternExpr("exists" if kind == "EXISTS" else "count", tuple(patterns), where)
+        if not clauses:
+            raise self.error("a clause")
+        return Subquery(name, SingleQuery(tuple(clauses)))
 
     def _call(self) -> Expr:
         parts = [self.name()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kg.cypher.ast import Expr, LabelExpr, NodePattern, PathPattern, RelPattern
 from kg.cypher.errors import CypherSyntaxError, UnsupportedCypher
 from kg.cypher.lexer import Token, tokenize
@@ -90,6 +92,9 @@ class TokenStream:
         raise NotImplementedError
 
     def parse_param(self) -> Expr:
+        raise NotImplementedError
+
+    def _clause(self) -> Any:  # provided by the clause parser, for EXISTS/COUNT { ... } subqueries
         raise NotImplementedError
 
 

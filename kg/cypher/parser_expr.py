@@ -19,7 +19,8 @@ from kg.cypher.ast import (
     Unary,
     Var,
 )
-from kg.cypher.errors import UnsupportedCypher
+from kg.cypher.errors import CypherSyntaxError, UnsupportedCypher
+from kg.cypher.lexer import INT_MAX
 from kg.cypher.parser_atoms import AtomParser
 
 _COMPARE_OPS = ("=", "<>", "!=", "<", ">", "<=", ">=")
@@ -112,8 +113,12 @@ class ExprParser(AtomParser):
     def _unary(self) -> Expr:
         if self.at_op("-", "+"):
             op = str(self.advance().value)
+            if op == "-" and self.tok.kind == "INT" and self.tok.value == INT_MAX + 1:
+                self.advance()  # -9223372036854775808: the one literal whose magnitude needs the minus
+                return Literal(-INT_MAX - 1)
             operand = self._unary()
-            if op == "-" and isinstance(operand, Literal) and type(operand.value) in (int, float):
+            if (op == "-" and isinstance(operand, Literal) and type(operand.value) in (int, float)
+                    and operand.value != -INT_MAX - 1):  # -(-2**63) overflows: left to run time
                 return Literal(-operand.value)
             return Unary(op, operand)
         return self._postfix()
@@ -146,6 +151,9 @@ class ExprParser(AtomParser):
     def _atom(self) -> Expr:
         tok = self.tok
         if tok.kind in ("INT", "FLOAT", "STRING"):
+            if tok.kind == "INT" and int(tok.value) > INT_MAX:
+                raise CypherSyntaxError(
+                    f"line {tok.line}, column {tok.col}: integer literal too large for 64 bits ({tok.value})")
             self.advance()
             return Literal(tok.value)
         if tok.kind == "PARAM":
@@ -188,8 +196,8 @@ class ExprParser(AtomParser):
         pattern = self._try_pattern()
         if pattern is not None:
             if not self.bare_pattern_ok:
-                raise UnsupportedCypher(
-                    "pattern expressions outside WHERE (use EXISTS { ... } or COUNT { ... })"
+                raise CypherSyntaxError(
+                    "pattern expressions are allowed only in WHERE and size() (use EXISTS { ... } or COUNT { ... })"
                 )
             return PatternExpr("exists", (pattern,), None)
         self.i = start

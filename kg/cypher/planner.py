@@ -134,8 +134,6 @@ class Planner:
         dst_var = pattern.nodes[dst].var
         direction = rp.direction if dst > src else FLIP[rp.direction]
         rel_bound = rp.var is not None and rp.var in self.bound
-        if rel_bound and rp.varlen:
-            raise UnsupportedCypher("re-using a variable-length relationship list from an earlier clause")
         self.ops.append(Op("expand", pi, rel_idx, src, dst, direction,
                            bound=dst_var is not None and dst_var in self.bound, rel_bound=rel_bound))
         self.bound.update(v for v in (rp.var, dst_var) if v)

@@ -8,6 +8,9 @@ from typing import Any
 
 import networkx as nx
 
+from kg.cypher import temporal
+from kg.cypher.temporal import Temporal
+
 LABEL_ATTR = "label"  # reserved node attribute: the node's label, not a property
 TYPE_ATTR = "type"  # reserved edge attribute: the relationship type, not a property
 
@@ -95,6 +98,24 @@ def type_name(v: Any) -> str:
     return "List" if is_list(v) else type(v).__name__
 
 
+def node_labels(attrs: dict[str, Any]) -> tuple[str, ...]:
+    """A node's labels: its `label` attribute is one label (kg's stores) or a tuple/list/set of them."""
+    label = attrs.get(LABEL_ATTR)
+    if label is None:
+        return ()
+    if isinstance(label, str):
+        return (label,)
+    return tuple(label)
+
+
+def labels_match(attrs: dict[str, Any], groups: tuple[tuple[str, ...], ...]) -> bool:
+    """True if every group of a label expression (`:A:B` -> (("A",), ("B",))) holds one of the node's labels."""
+    label = attrs.get(LABEL_ATTR)
+    if label is None or isinstance(label, str):  # the common case, without building a tuple
+        return all(label in group for group in groups)
+    return all(any(lb in group for lb in label) for group in groups)
+
+
 def node_attrs(graph: nx.MultiDiGraph, node: Node) -> dict[str, Any]:
     return graph._node[node.id]
 
@@ -160,6 +181,8 @@ def compare(a: Any, b: Any) -> int | None:
             if c is None or c != 0:
                 return c
         return (len(a) > len(b)) - (len(a) < len(b))
+    if isinstance(a, Temporal) and isinstance(b, Temporal):
+        return temporal.compare(a, b)
     return None
 
 
@@ -172,7 +195,7 @@ def _id_key(x: Any) -> tuple[int, Any]:
 
 
 def sort_key(v: Any) -> tuple[Any, ...]:
-    """Total order for ORDER BY: map < node < rel < list < path < string < boolean < number < null."""
+    """Total order for ORDER BY: map < node < rel < list < path < temporal < string < boolean < number < null."""
     if v is None:
         return (9,)
     t = type(v)
@@ -192,6 +215,8 @@ def sort_key(v: Any) -> tuple[Any, ...]:
         return (2, _id_key(v.start), _id_key(v.end), _id_key(v.key))
     if isinstance(v, Path):
         return (4, tuple(sort_key(n) for n in v.nodes), tuple(sort_key(r) for r in v.rels))
+    if isinstance(v, Temporal):  # between paths and strings
+        return (4.5, *temporal.sort_key(v))
     return (8, repr(v))
 
 
@@ -221,8 +246,7 @@ def to_json(v: Any, graph: nx.MultiDiGraph) -> Any:
         return v
     if isinstance(v, Node):
         attrs = graph._node.get(v.id, {})
-        label = attrs.get(LABEL_ATTR)
-        out: dict[str, Any] = {"_id": v.id, "_labels": [] if label is None else [label]}
+        out: dict[str, Any] = {"_id": v.id, "_labels": list(node_labels(attrs))}
         for k, x in attrs.items():
             if k != LABEL_ATTR and k not in out:
                 out[k] = to_json(x, graph)
@@ -243,6 +267,8 @@ def to_json(v: Any, graph: nx.MultiDiGraph) -> Any:
         return {str(k): to_json(x, graph) for k, x in v.items()}
     if isinstance(v, (list, tuple, set, frozenset)):
         return [to_json(x, graph) for x in v]
+    if isinstance(v, Temporal):  # ISO 8601, as Neo4j prints it
+        return str(v)
     item = getattr(v, "item", None)  # numpy scalars
     if callable(item):
         return item()

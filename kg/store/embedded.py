@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import sys
@@ -14,11 +13,12 @@ import networkx as nx
 import orjson
 
 from kg.cache import CachedInputs, ExtractionCache, record_hash
-from kg.errors import StoreError, StoreLockedError
+from kg.errors import StoreError
 from kg.extract.pipeline import EXTRACTOR_VERSION
 from kg.fulltext import FULLTEXT_DIR, FullTextIndex
-from kg.graph import PaperInput
+from kg.graph import PaperInput, with_dates
 from kg.related import RelatedIndex
+from kg.store import filelock
 from kg.store.nxreads import NxReads, entity_name_keys, paper_entity_map
 from kg.store.snapshot import SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
 from kg.store.snapshot import VERSION as SNAPSHOT_VERSION
@@ -28,6 +28,7 @@ FORMAT_VERSION = 3
 GRAPH_FILE = "graph.jsonl"
 INPUTS_FILE = "inputs.jsonl"
 LOCK_FILE = ".lock"
+SAVING_FILE = ".saving"  # present from the moment a build starts replacing the graph until its snapshot is written
 
 
 def write_graph(g: nx.MultiDiGraph, papers: Mapping[str, str], fh: BinaryIO) -> None:
@@ -189,7 +190,7 @@ class EmbeddedStore(NxReads):
     def graph(self) -> nx.MultiDiGraph:
         """The stored graph, read on first use: a build only needs the stored papers' hashes, not their graph."""
         if self._graph is None:
-            self._graph = self._read_graph()
+            self._graph = with_dates(self._read_graph())
         return self._graph
 
     @graph.setter
@@ -199,6 +200,9 @@ class EmbeddedStore(NxReads):
     def _read_graph(self) -> nx.MultiDiGraph:
         gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
         why = f"there is no {SNAPSHOT_FILE} (a store built by an older kg)"
+        if (self.path / SAVING_FILE).exists():
+            why = (f"the last `kg build` into this store was stopped while saving, before it wrote {SNAPSHOT_FILE} "
+                   f"({GRAPH_FILE} is whole)")
         if sfile.exists():
             try:
                 snap = Snapshot(sfile)
@@ -227,14 +231,7 @@ class EmbeddedStore(NxReads):
         return self._snapshot.name_keys() if self._snapshot is not None else super()._load_name_keys()
 
     def _lock(self, wait: bool) -> None:
-        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreLockedError(f"{self.path}: another kg build is writing this store; wait for it to finish "
-                                   f"(or pass --wait)") from None
-        self._lock_fd = fd
+        self._lock_fd = filelock.acquire(self.path, LOCK_FILE, wait)
 
     def _remove_stale_temporaries(self) -> None:
         # Left by a build killed mid-save (SIGKILL, power loss); safe to remove: we hold the write lock.
@@ -246,8 +243,7 @@ class EmbeddedStore(NxReads):
 
     def close(self) -> None:
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
+            filelock.release(self._lock_fd)
             self._lock_fd = None
 
     def load_inputs(self) -> CachedInputs:
@@ -263,9 +259,12 @@ class EmbeddedStore(NxReads):
         gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
         # The old snapshot goes first: a crash after graph.jsonl is replaced must not leave a snapshot of the
         # previous graph (one of the same size, over the same papers, could pass for the new one).
+        saving = self.path / SAVING_FILE
+        saving.touch()
         if sfile.exists():
             sfile.unlink()
-            _fsync_dir(self.path)
+        _fsync_dir(self.path)
+        with_dates(graph, as_text=True)  # files hold dates as ISO text
         _atomic_write(gfile, lambda fh: write_graph(graph, papers, fh))
         (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
         related = RelatedIndex(paper_entity_map(graph))
@@ -275,9 +274,10 @@ class EmbeddedStore(NxReads):
         nodes = graph.nodes
         fulltext = FullTextIndex.build(((n, d) for n, d in nodes.items() if d.get("label") == "Paper"),
                                        self.path / FULLTEXT_DIR, source)
+        saving.unlink()
         self._papers = papers
         self._snapshot = None
-        self.set_graph(graph)
+        self.set_graph(with_dates(graph))  # written as text above; a date for Cypher from here on
         self._related, self._keys = related, keys
         self._explore()["fulltext"] = fulltext
 

@@ -30,7 +30,7 @@ from kg.readers import PaperRecord
 from kg.store import neo4j_queries as Q
 from kg.store.neo4j_lock import DEFAULT_LEASE_S, BuildLock
 from kg.store.neo4j_reads import BoltReads, add_edge, add_node
-from kg.store.neo4j_values import to_json, unresolved_ends
+from kg.store.neo4j_values import driver_props, to_json, unresolved_ends
 
 INPUTS_FILE = "inputs.jsonl"
 CYPHER_WORKERS = 4
@@ -382,7 +382,7 @@ def _rows(graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput], stored: Mapp
     for nid, attrs in graph.nodes(data=True):
         label = attrs["label"]
         labels[nid] = label
-        props = {k: v for k, v in attrs.items() if k != "label" and v is not None}
+        props = driver_props(attrs, "label")
         props["id"] = nid
         if label == "Paper":
             if nid not in inputs:
@@ -396,7 +396,7 @@ def _rows(graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput], stored: Mapp
     rels: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)
     seen: set[tuple[str, str, Any, str]] = set()
     for u, v, attrs in graph.edges(data=True):
-        props = {k: x for k, x in attrs.items() if k != "type" and x is not None}
+        props = driver_props(attrs, "type")
         pid = props.get("paper_id")
         identity = (u, attrs["type"], pid, v)
         if identity in seen:

@@ -46,6 +46,7 @@ from kg.models import (
 from kg.related import RelatedIndex
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
+from kg.store.neo4j_values import from_driver
 from kg.store.nxreads import NxReads
 from kg.trends import TrendIndex
 
@@ -82,7 +83,7 @@ class _Sub(NxReads):
 
 def add_node(g: nx.MultiDiGraph, label: str, props: Mapping[str, Any]) -> str:
     """Add or complete a node; null values are projections that left something out, not properties."""
-    clean = {k: v for k, v in props.items() if v is not None and k != "label"}
+    clean = {k: from_driver(v) for k, v in props.items() if v is not None and k != "label"}
     nid = clean["id"]
     if nid in g:
         g.nodes[nid].update(clean)

@@ -41,8 +41,15 @@ class _Neo4jDate:  # what the neo4j driver hands back for a DATE property
         return date(2024, 3, 5)
 
 
+def _cypher_date() -> Any:
+    from kg.cypher.temporal import Date
+    from kg.cypher.temporal_parse import parse_date
+
+    return Date(parse_date("2024-03-05"))
+
+
 @pytest.mark.parametrize("value", ["2024-03-05", "2024-03-05T12:00:00Z", " 2024-03-05 ", date(2024, 3, 5),
-                                   datetime(2024, 3, 5, 23, 59), _Neo4jDate()])
+                                   datetime(2024, 3, 5, 23, 59), _Neo4jDate(), _cypher_date()])
 def test_published_is_read_from_a_string_or_a_date(value: Any) -> None:
     assert published_day(value) == date(2024, 3, 5).toordinal()
 

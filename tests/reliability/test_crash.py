@@ -290,7 +290,8 @@ def test_a_second_build_refuses_or_waits(tmp_path: Path, built: dict[str, Path],
         assert r.returncode == 1
         no_traceback(r.stderr)
         assert r.stderr.strip().splitlines() == [
-            f"kg: error: {store_dir}: another kg build is writing this store; wait for it to finish (or pass --wait)"]
+            f"kg: error: {store_dir}: another kg build (pid {holder.pid}) is writing this store; wait for it to finish "
+            f"(or pass --wait)"]
         assert _state(store_dir, graph_bytes) == "a"  # untouched by the refused build
 
         waiter = _start_build(store_dir, corpora["b"], "--wait")

@@ -1,0 +1,242 @@
+"""Cypher in worker processes, each with a hard deadline and an address-space limit, so no query stalls the server.
+
+A *zygote* is forked once from the server after the store is loaded: a single-threaded copy that shares the
+store's memory with the server (copy-on-write) and does one thing, fork workers on request. A worker runs one
+query at a time; one past its time limit (plus ``GRACE_S``) is killed with SIGKILL and replaced by a fresh fork,
+so a query stuck in a C loop (a regular expression, a huge sort) costs one worker for its limit, never the
+server. Workers die with the zygote (``PR_SET_PDEATHSIG``) and the zygote with the server (end of file on its
+socket), so stopping the server in any way leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import queue
+import resource
+import signal
+import socket
+import stat
+import struct
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from kg.cypher.errors import CypherError, CypherTimeout
+from kg.errors import KGError
+from kg.models import CypherResult
+from kg.procs import die_with_parent
+from kg.store.base import Store
+
+GRACE_S = 0.5  # past its limit, a query that did not stop by itself is killed this much later
+SPAWN_TIMEOUT_S = 30.0  # a fork of a big process takes milliseconds; this only guards against a dead zygote
+
+
+@dataclass
+class _Worker:
+    pid: int
+    conn: Connection
+
+
+def _rss_and_size_kb() -> tuple[int, int]:
+    fields = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmSize"):
+                fields[name] = int(value.split()[0])
+    return fields.get("VmRSS", 0), fields.get("VmSize", 0)
+
+
+def _close_sockets(keep: set[int]) -> None:
+    """Close the inherited sockets (the server's listening socket, client connections) that a child must not
+    hold open: a port stays bound, and a peer never sees end of file, while any process has them."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd in keep or fd < 3:
+            continue
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
+            pass
+
+
+def _worker_main(store: Store, conn: Connection, memory_bytes: int) -> None:
+    """Answer queries until the server hangs up. A MemoryError (the address-space limit) is reported, then the
+    worker exits: a fresh fork replaces it rather than trust a heap that ran out mid-way."""
+    _rss, size_kb = _rss_and_size_kb()
+    limit = size_kb * 1024 + memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    while True:
+        try:
+            query, params, max_rows, timeout_s = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            r = store.cypher(query, params, max_rows=max_rows, timeout_s=timeout_s)
+            reply: tuple[str, Any] = ("ok", (r.columns, r.rows, r.truncated))
+        except MemoryError:
+            reply = ("memory", None)
+        except KGError as exc:
+            reply = ("error", (type(exc), str(exc)))
+        except RecursionError:
+            reply = ("error", (CypherError, "query is nested too deeply to evaluate"))
+        except Exception as exc:  # noqa: BLE001 - an engine bug: the server answers 500, as it did in-process
+            reply = ("bug", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(reply)
+        except MemoryError:
+            conn.send(("memory", None))
+            return
+        if reply[0] == "memory":
+            return
+
+
+def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
+    """Fork a worker for every byte the server sends; hand back its pid and socket. Exits at end of file."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps killed workers: the server cannot
+    gc.freeze()  # the store's objects stay out of the collector's way: their pages stay shared with the workers
+    me = os.getpid()
+    while True:
+        try:
+            cmd = ctrl.recv(1)
+        except OSError:
+            cmd = b""
+        if not cmd:
+            os._exit(0)
+        a, b = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                die_with_parent(me)
+                ctrl.close()
+                a.close()
+                _worker_main(store, Connection(b.detach()), memory_bytes)
+            finally:
+                os._exit(0)
+        b.close()
+        socket.send_fds(ctrl, [struct.pack("i", pid)], [a.fileno()])
+        a.close()
+
+
+class CypherPool:
+    """``workers`` processes answering ``run`` calls; thread-safe, at most ``workers`` queries at once (callers
+    beyond that wait for a free worker: the API's admission control keeps that wait short)."""
+
+    def __init__(self, store: Store, workers: int, memory_mb: int) -> None:
+        self.store = store
+        self.workers = workers
+        self.memory_bytes = memory_mb * 1024 * 1024
+        self.memory_mb = memory_mb
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._ctrl: socket.socket | None = None
+        self._zygote: int | None = None
+        self._lock = threading.Lock()
+        self._all: dict[int, _Worker] = {}
+        self.replaced = 0  # workers killed (time limit, memory) and replaced, for tests and /stats readers
+
+    def start(self) -> None:
+        with self._lock:
+            if self._ctrl is not None:
+                return
+            import kg.cypher  # noqa: F401 - imported before the fork, so no worker imports it again
+
+            with contextlib.suppress(KGError):  # builds the graph's label index once, in the shared copy
+                self.store.cypher("MATCH (n) RETURN n LIMIT 1", {}, max_rows=1, timeout_s=60)
+            parent, child = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
+                    parent.close()
+                    _close_sockets({child.fileno()})
+                    _zygote_main(self.store, child, self.memory_bytes)
+                finally:
+                    os._exit(0)
+            child.close()
+            self._ctrl, self._zygote = parent, pid
+        for _ in range(self.workers):
+            self._idle.put(self._spawn())
+
+    def _spawn(self) -> _Worker:
+        with self._lock:
+            if self._ctrl is None:
+                raise CypherError("the Cypher worker pool is closed")
+            self._ctrl.settimeout(SPAWN_TIMEOUT_S)
+            self._ctrl.sendall(b"s")
+            msg, fds, _flags, _addr = socket.recv_fds(self._ctrl, 4, 1)
+            if len(msg) != 4 or len(fds) != 1:
+                raise CypherError("the Cypher worker pool cannot start a worker")
+            w = _Worker(struct.unpack("i", msg)[0], Connection(fds[0]))
+            self._all[w.pid] = w
+            return w
+
+    def _discard(self, w: _Worker) -> None:
+        """Kill ``w`` and put a fresh worker in its place."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(w.pid, signal.SIGKILL)
+        w.conn.close()
+        self._all.pop(w.pid, None)
+        self.replaced += 1
+        with contextlib.suppress(OSError, CypherError):  # fails only when the pool is closing
+            self._idle.put(self._spawn())
+
+    def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> CypherResult:
+        if self._ctrl is None:
+            self.start()
+        try:
+            w = self._idle.get(timeout=timeout_s + SPAWN_TIMEOUT_S)
+        except queue.Empty:
+            raise CypherTimeout(f"no Cypher worker became free within {timeout_s:g} s") from None
+        keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
+        try:
+            w.conn.send((query, parameters, max_rows, timeout_s))
+            if not w.conn.poll(timeout_s + GRACE_S):
+                raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped")
+            kind, payload = w.conn.recv()
+            if kind == "memory":
+                raise CypherError(f"query needs more than its memory limit of {self.memory_mb} MB; "
+                                  f"return fewer or smaller values")
+            keep = True
+            if kind == "bug":
+                raise RuntimeError(f"the Cypher engine failed on this query: {payload}")
+            if kind == "error":
+                cls, message = payload
+                try:
+                    exc = cls(message)
+                except TypeError:  # a class whose constructor takes more than the message
+                    exc = CypherError(message)
+                raise exc
+            columns, rows, truncated = payload
+            return CypherResult(columns=columns, rows=rows, truncated=truncated)
+        except (EOFError, OSError):
+            raise CypherError("the query's worker process died (most likely past its memory limit of "
+                              f"{self.memory_mb} MB); it has been replaced") from None
+        finally:
+            if keep:
+                self._idle.put(w)
+            else:
+                self._discard(w)
+
+    def pids(self) -> list[int]:
+        """The workers' process ids (the zygote's first), for tests and diagnostics."""
+        return ([self._zygote] if self._zygote else []) + sorted(self._all)
+
+    def close(self) -> None:
+        with self._lock:
+            ctrl, self._ctrl = self._ctrl, None
+        if ctrl is None:
+            return
+        for w in list(self._all.values()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w.pid, signal.SIGKILL)
+            w.conn.close()
+        self._all.clear()
+        ctrl.close()  # end of file: the zygote exits
+        if self._zygote is not None:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._zygote, 0)
+            self._zygote = None

@@ -1,0 +1,171 @@
+"""One hostile query must not take the server down: Cypher runs in worker processes that are killed past their
+time limit and replaced, each with a memory limit, behind admission control; light endpoints keep answering."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from api.settings import Settings
+from kg.procs import descendants
+from kg.store.embedded import EmbeddedStore
+
+from .helpers import start_server, stop_server
+
+STUCK = "STUCK IN C"  # a query the store below answers with a catastrophic backtracking run of Python's re
+BUG = "ENGINE BUG"  # one it answers with an exception that is not a KGError
+
+
+class StuckStore(EmbeddedStore):
+    """The seeds store, whose Cypher gets stuck in C (holding the GIL, never checking a deadline) on ``STUCK``:
+    what `=~` did before RE2, and what any future engine bug of that kind would do."""
+
+    def cypher(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        if query == STUCK:
+            re.fullmatch(r"(a+)+$", "a" * 64 + "!")  # 2^64 steps: never returns
+        if query == BUG:
+            raise ValueError("an engine bug")
+        return super().cypher(query, *args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def stuck_store(seeds_store_dir: Path) -> Iterator[StuckStore]:
+    with StuckStore(seeds_store_dir) as s:
+        yield s
+
+
+def _in_background(c: TestClient, body: dict[str, Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    out: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: out.update(r=c.post("/cypher", json=body)), daemon=True)
+    t.start()
+    return t, out
+
+
+def _gone(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+
+
+def _wait(cond: Any, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_query_stuck_in_c_gets_408_while_health_answers_and_its_worker_is_replaced(
+        stuck_store: StuckStore) -> None:
+    app = create_app(Settings(cypher_timeout_s=1.0, cypher_workers=2), store=stuck_store)
+    with TestClient(app) as c:
+        pool = app.state.cypher.pool
+        workers_before = set(pool.pids()[1:])
+        t, out = _in_background(c, {"query": STUCK})
+        health = []
+        while t.is_alive() and len(health) < 1000:
+            health.append(c.get("/health").status_code)
+            # The other worker still answers Cypher while one is stuck.
+            assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).json()["rows"] == [[1]]
+        t.join(30)
+        assert not t.is_alive()
+        assert health and set(health) == {200}, "/health must answer while a query is stuck"
+        r = out["r"]
+        assert r.status_code == 408 and r.json()["error"] == "CypherTimeout"
+        assert "time limit of 1 s" in r.json()["detail"]
+        assert pool.replaced == 1
+        workers_after = set(pool.pids()[1:])
+        assert len(workers_after) == 2 and len(workers_before - workers_after) == 1
+        (killed,) = workers_before - workers_after
+        assert _wait(lambda: _gone(killed)), "the stuck worker must be killed, not left running"
+        assert c.post("/cypher", json={"query": "MATCH (p:Paper) RETURN count(p) > 0"}).json()["rows"] == [[True]]
+
+
+def test_an_engine_bug_is_a_500_and_the_worker_keeps_serving(stuck_store: StuckStore) -> None:
+    app = create_app(Settings(cypher_workers=1), store=stuck_store)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.post("/cypher", json={"query": BUG}).status_code == 500
+        assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).json()["rows"] == [[1]]
+        assert app.state.cypher.pool.replaced == 0
+
+
+def test_catastrophic_patterns_answer_at_once_with_re2(stuck_store: StuckStore) -> None:
+    with TestClient(create_app(Settings(cypher_timeout_s=5.0), store=stuck_store)) as c:
+        r = c.post("/cypher", json={"query": "RETURN 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!' =~ '(a+)+$' AS m"})
+        assert r.status_code == 200 and r.json()["rows"] == [[False]]
+        r = c.post("/cypher", json={"query": "MATCH (p:Paper) WHERE p.abstract =~ '(.*a){12}x' RETURN count(p)"})
+        assert r.status_code == 200 and r.json()["rows"] == [[0]]
+        # Java-style syntax RE2 reads the same way still works ...
+        r = c.post("/cypher", json={"query": r"RETURN 'GPT-4' =~ '(?i)gpt-\\d' AS a, 'ab' =~ '\\p{L}+' AS b"})
+        assert r.json()["rows"] == [[True, True]]
+        # ... and what needs backtracking is refused with a 400 that says why.
+        for pattern in (r"(a)\\1", "(?=a)a", "a++", "[a-z&&[^e]]"):
+            r = c.post("/cypher", json={"query": f"RETURN 'aa' =~ '{pattern}'"})
+            assert r.status_code == 400, pattern
+            assert r.json()["detail"].startswith("invalid regular expression"), r.json()
+
+
+@pytest.mark.parametrize("query", [
+    # 200 copies of a 1M-character string from a function
+    "WITH reduce(s = 'ab', i IN range(1, 19) | s + s) AS s RETURN size([x IN range(1, 200) | toUpper(s)])",
+    # split() into one-character strings, many times
+    "WITH reduce(s = 'ab', i IN range(1, 19) | s + s) AS s UNWIND range(1, 60) AS i RETURN sum(size(split(s, '')))",
+    "UNWIND range(1, 2000000) AS x RETURN x ORDER BY x DESC LIMIT 1",  # a sort keeps every row
+    "UNWIND range(1, 2000000) AS x WITH DISTINCT x RETURN count(x)",  # DISTINCT keeps every key
+    "UNWIND range(1, 2000000) AS x RETURN size(collect(x))",  # collect keeps every value
+])
+def test_every_value_a_query_builds_counts_against_its_budget(stuck_store: StuckStore, query: str) -> None:
+    with TestClient(create_app(Settings(cypher_timeout_s=60.0), store=stuck_store)) as c:
+        r = c.post("/cypher", json={"query": query})
+    assert r.status_code == 400, r.text
+    assert "too much data" in r.json()["detail"]
+
+
+def test_a_query_past_the_memory_limit_gets_400_and_a_fresh_worker(stuck_store: StuckStore) -> None:
+    # Under the engine's budget, over a 64 MB address-space limit: the kernel refuses the memory, not the engine.
+    app = create_app(Settings(cypher_timeout_s=60.0, cypher_memory_mb=64), store=stuck_store)
+    with TestClient(app) as c:
+        r = c.post("/cypher", json={"query": "UNWIND range(1, 700000) AS x RETURN x ORDER BY x LIMIT 2"})
+        assert r.status_code == 400
+        assert "memory limit of 64 MB" in r.json()["detail"]
+        assert app.state.cypher.pool.replaced == 1
+        assert c.post("/cypher", json={"query": "RETURN 2 AS two"}).json()["rows"] == [[2]]
+
+
+def test_extra_queries_wait_briefly_then_get_503_and_light_endpoints_never_queue(stuck_store: StuckStore) -> None:
+    app = create_app(Settings(cypher_timeout_s=3.0, cypher_workers=1, cypher_queue_wait_s=0.3), store=stuck_store)
+    with TestClient(app) as c:
+        t, out = _in_background(c, {"query": STUCK})
+        assert _wait(lambda: app.state.cypher.admission.running == 1)
+        r = c.post("/cypher", json={"query": "RETURN 1"})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert r.json()["error"] == "ServerBusy" and "retry" in r.json()["detail"]
+        assert c.get("/health").status_code == 200 and c.get("/search", params={"q": "MI"}).status_code == 200
+        t.join(30)
+        assert out["r"].status_code == 408
+        assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).json()["rows"] == [[1]]
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_the_cypher_workers_never_outlive_the_server(seeds_store_dir: Path, how: int) -> None:
+    proc, url = start_server(seeds_store_dir, "--cypher-workers", "2")
+    workers = descendants(proc.pid)
+    try:
+        assert len(workers) >= 3  # the zygote and two workers
+    finally:
+        if how == signal.SIGINT:
+            stop_server(proc)
+        else:
+            proc.kill()
+            proc.wait(20)
+    assert _wait(lambda: all(_gone(w) for w in workers)), [w for w in workers if not _gone(w)]
+    assert os.getpid() not in workers
