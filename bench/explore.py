@@ -4,7 +4,7 @@ index's build time, and the timeline-against-Cypher quality check.
     python bench/explore.py STORE_DIR [--dates-from CORPUS.jsonl[.gz]] [--rounds 30] [--check-only]
 
 ``--dates-from`` copies each record's ``published`` date onto the store's papers in memory, for stores built
-before papers carried it (the arXiv corpus has it): the trends and monthly timelines then have days to work
+before papers kept it (the arXiv corpus has it): the trends and monthly timelines then have days to work
 with. ``/papers?q=`` is timed beside the linear scan it replaced (every paper's title and abstract searched
 for each word), run in the same process on the same store.
 """

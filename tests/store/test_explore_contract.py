@@ -1,7 +1,7 @@
 """Timelines, trends, landscapes and full-text search answer alike on every store, and match Cypher counts.
 
-The seeds have years only; here half of the papers also get a ``published`` date (ISO strings, some with a
-time), the property the arXiv reader sets, so monthly timelines and dated periods are exercised on both
+The seeds have years only; here half of the papers also get a ``published`` date (ISO text, as a build
+writes it; a loaded store holds it as a Cypher date, Neo4j as its own), the property the arXiv reader sets, so monthly timelines and dated periods are exercised on both
 stores. The reference is the embedded store over the same graph, held in memory.
 """
 
@@ -32,7 +32,7 @@ def dated_graph(inputs: dict[str, PaperInput]) -> nx.MultiDiGraph:
         h = int(hashlib.sha1(n.encode()).hexdigest(), 16)
         if h % 2 and isinstance(d.get("year"), int):
             day = date(d["year"], 1, 1) + timedelta(days=h % 360)
-            d["published"] = day.isoformat() + ("T09:30:00Z" if h % 3 == 0 else "")
+            d["published"] = day.isoformat()
     return g
 
 
