@@ -1,8 +1,9 @@
 """Timelines, trends, landscapes and full-text search answer alike on every store, and match Cypher counts.
 
 The seeds have years only; here half of the papers also get a ``published`` date (ISO text, as a build
-writes it; a loaded store holds it as a Cypher date, Neo4j as its own), the property the arXiv reader sets, so monthly timelines and dated periods are exercised on both
-stores. The reference is the embedded store over the same graph, held in memory.
+writes it; a loaded store holds it as a Cypher date, Neo4j as its own), the property the arXiv reader sets,
+so monthly timelines and dated periods are exercised on both stores. The reference is the embedded store over
+the same graph, held in memory.
 """
 
 from __future__ import annotations
