@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kg.cypher import ast as A
+from kg.cypher import vector
 from kg.cypher.analysis import aggregates_in, check_functions, pattern_vars
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherError, CypherSyntaxError
@@ -130,6 +131,12 @@ def _single(query: A.SingleQuery, ctx: Context, outer: Record | None = None) -> 
             # WITH's WHERE is the projection's: it also sees the variables from before the WITH.
             records, scope = project(records, clause.proj, scope, ctx, is_with=True, where=clause.where)
         else:
+            # Checked first (project checks eagerly, over no rows); then a query simple enough for arrays runs
+            # there, same rows in the same order, and any other in the interpreter.
+            _, names = project(iter(()), clause.proj, scope, ctx, is_with=False)
+            fast = None if outer else vector.run(query, ctx)  # a subquery's rows depend on its outer record
+            if fast is not None:
+                return fast, names
             return project(records, clause.proj, scope, ctx, is_with=False)
     return records, scope  # a standalone CALL
 

@@ -107,6 +107,11 @@ def _integer(text: str, i: int, j: int, digits: str, base: int) -> tuple[str, in
     return "INT", int(digits, base), j
 
 
+def _is_digit(ch: str) -> bool:
+    """An ASCII digit: str.isdigit() also accepts superscripts and other scripts' digits, which int() refuses."""
+    return len(ch) == 1 and "0" <= ch <= "9"
+
+
 def _read_number(text: str, i: int) -> tuple[str, int | float, int]:
     n = len(text)
     for prefix, base, allowed in (("0x", 16, "0123456789abcdefABCDEF"), ("0o", 8, "01234567")):
@@ -116,23 +121,23 @@ def _read_number(text: str, i: int) -> tuple[str, int | float, int]:
                 j += 1
             return _integer(text, i, j, text[i + 2 : j], base)
     j = i
-    while j < n and text[j].isdigit():
+    while j < n and _is_digit(text[j]):
         j += 1
     is_float = False
     # '1..3' is a range, so a '.' only starts a fraction when a digit follows it; `.5` has no integer digits.
-    if j + 1 < n and text[j] == "." and text[j + 1].isdigit():
+    if j + 1 < n and text[j] == "." and _is_digit(text[j + 1]):
         is_float = True
         j += 1
-        while j < n and text[j].isdigit():
+        while j < n and _is_digit(text[j]):
             j += 1
     if j < n and text[j] in "eE":
         k = j + 1
         if k < n and text[k] in "+-":
             k += 1
-        if k < n and text[k].isdigit():
+        if k < n and _is_digit(text[k]):
             is_float = True
             j = k
-            while j < n and text[j].isdigit():
+            while j < n and _is_digit(text[j]):
                 j += 1
     if j < n and _is_ident_start(text[j]):
         raise _error(text, i, f"invalid number literal '{text[i:j + 1]}'")
@@ -195,7 +200,7 @@ def tokenize(text: str) -> list[Token]:
                 if text[k] == "\n":
                     line, line_start = line + 1, k + 1
             i = j
-        elif ch.isdigit() or (ch == "." and text[i + 1 : i + 2].isdigit() and text[i - 1 : i] != "."):
+        elif _is_digit(ch) or (ch == "." and _is_digit(text[i + 1 : i + 2]) and text[i - 1 : i] != "."):
             kind, num, j = _read_number(text, i)
             add(kind, num, i, j)
             i = j

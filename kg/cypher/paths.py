@@ -68,6 +68,11 @@ def var_length(
     graph = ctx.graph
     cap = UNBOUNDED_HOPS if hi is None else hi
     trail: list[Rel] = []
+    # With a fixed end and a bound, a walk that can no longer reach the end in the hops left is cut: hop counts
+    # to the end (by the same filter, reusing edges, so never more than a trail needs) from a search back
+    # from the end. The walks that remain, and their order, are those the full search yields.
+    # (A step is taken only to a node within the hops left of the end, so the search back needs cap - 1 hops.)
+    near = None if target is None or hi is None else _hops_to(ctx, target, FLIP[direction], flt, cap - 1)
 
     def dfs(node: Any, depth: int) -> Iterator[tuple[Any, list[Rel]]]:
         ctx.tick()
@@ -80,8 +85,9 @@ def var_length(
                     f"give an explicit upper bound such as *..{UNBOUNDED_HOPS}"
                 )
             return
+        left = cap - depth - 1
         for nxt, rid in hops(graph, node, direction, flt):
-            if rid in used:
+            if rid in used or (near is not None and near.get(nxt, cap + 1) > left):
                 continue
             used.add(rid)
             trail.append(Rel(*rid))
@@ -94,6 +100,22 @@ def var_length(
     return dfs(u, 0)
 
 
+def _hops_to(ctx: Context, end: Any, direction: str, flt: RelFilter, limit: int) -> dict[Any, int]:
+    """Fewest hops from each node within ``limit`` of ``end`` to it (searching from ``end`` along ``direction``)."""
+    dist = {end: 0}
+    frontier = [end]
+    for depth in range(1, limit + 1):
+        nxt = []
+        for u in frontier:
+            for v, _ in hops(ctx.graph, u, direction, flt):
+                ctx.tick()
+                if v not in dist:
+                    dist[v] = depth
+                    nxt.append(v)
+        frontier = nxt
+    return dist
+
+
 def shortest_paths(
     ctx: Context, a: Any, b: Any, direction: str, flt: RelFilter, lo: int, hi: int | None,
     want_all: bool, used: set[RelId],
@@ -104,6 +126,11 @@ def shortest_paths(
     if a == b:
         return [[]] if lo == 0 else []
     graph = ctx.graph
+    allowed = _on_shortest_paths(ctx, a, b, direction, flt, hi, used)
+    if allowed is None:
+        return []
+    # The breadth-first search from `a` as before, now only through nodes on some shortest path: every parent
+    # of such a node is on one too, so parents, their order and the paths unwound from them are unchanged.
     parents: dict[Any, list[tuple[Any, RelId]]] = {a: []}
     frontier = [a]
     depth = 0
@@ -114,7 +141,7 @@ def shortest_paths(
         for u in frontier:
             for v, rid in hops(graph, u, direction, flt):
                 ctx.tick()
-                if v in parents or rid in used:
+                if v in parents or rid in used or v not in allowed:
                     continue
                 entry = layer.setdefault(v, [])
                 if want_all or not entry:
@@ -136,3 +163,45 @@ def shortest_paths(
 
     unwind(b, [])
     return out
+
+
+def _on_shortest_paths(ctx: Context, a: Any, b: Any, direction: str, flt: RelFilter, hi: int | None,
+                       used: set[RelId]) -> set[Any] | None:
+    """The nodes on some shortest a -> b walk, by breadth-first search from both ends (the smaller frontier
+    grows first), or None when there is no walk within ``hi`` hops. Cost is that of the two balls that meet,
+    not of the whole ball around ``a``."""
+    graph = ctx.graph
+    sides = [({a: 0}, {a: []}, [a], direction), ({b: 0}, {b: []}, [b], FLIP[direction])]
+    while sides[0][2] and sides[1][2]:
+        if hi is not None and sides[0][0][sides[0][2][0]] + sides[1][0][sides[1][2][0]] >= hi:
+            return None
+        side = 0 if len(sides[0][2]) <= len(sides[1][2]) else 1
+        depth, parents, frontier, way = sides[side]
+        level = depth[frontier[0]] + 1
+        layer: dict[Any, list[Any]] = {}
+        for u in frontier:
+            for v, rid in hops(graph, u, way, flt):
+                ctx.tick()
+                if rid in used or (v in depth and v not in layer):
+                    continue
+                layer.setdefault(v, []).append(u)
+        for v, ps in layer.items():
+            depth[v] = level
+            parents[v] = ps
+        sides[side] = (depth, parents, list(layer), way)
+        other = sides[1 - side][0]
+        meet = [v for v in layer if v in other]
+        if meet:
+            best = min(level + other[v] for v in meet)
+            on: set[Any] = set()
+            todo = [v for v in meet if level + other[v] == best]
+            for _, s_parents, _, _ in sides:  # walk back to each end through its parents
+                stack = list(todo)
+                while stack:
+                    v = stack.pop()
+                    if v in on and v not in todo:
+                        continue
+                    on.add(v)
+                    stack.extend(p for p in s_parents.get(v, ()) if p not in on)
+            return on
+    return None

@@ -138,6 +138,15 @@ class Planner:
                            bound=dst_var is not None and dst_var in self.bound, rel_bound=rel_bound))
         self.bound.update(v for v in (rp.var, dst_var) if v)
 
+    def _bind_end(self, pi: int, rel_idx: int, dst: int) -> None:
+        """Bind the far end of a variable-length relationship first when one key names it: the walk then has a
+        fixed end it can steer to. One candidate at most, so rows come in the same order."""
+        npat = self.patterns[pi].nodes[dst]
+        if not self.patterns[pi].rels[rel_idx].varlen or npat.var is None or npat.var in self.bound:
+            return
+        if any(hint is not None and hint[0] == "key" for _, hint in self._node_options(npat)):
+            self._bind(pi, dst)
+
     def _plan_pattern(self, pi: int, start: int) -> None:
         pattern = self.patterns[pi]
         if pattern.shortest:
@@ -149,8 +158,10 @@ class Planner:
         else:
             self._bind(pi, start)
             for j in range(start, len(pattern.rels)):
+                self._bind_end(pi, j, j + 1)
                 self._expand(pi, j, j, j + 1)
             for j in range(start - 1, -1, -1):
+                self._bind_end(pi, j, j)
                 self._expand(pi, j, j + 1, j)
         if pattern.var:
             self.ops.append(Op("path", pi))

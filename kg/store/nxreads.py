@@ -82,6 +82,9 @@ class NxReads(ExploreReads, Store):
         return [n for lab in ENTITY_LABELS.values() for n in self.by_label(lab)]
 
     def warm(self) -> None:
+        from kg.cypher.columns import warm
+
+        warm(self.graph)  # Cypher's arrays and common property columns
         self._related_index()
         self._alias_index()
         self._search_indexes()

@@ -31,16 +31,19 @@ from typing import Any, BinaryIO
 import networkx as nx
 import numpy as np
 
+from kg.cypher.columns import TOPOLOGY_ARRAYS, topology_arrays
 from kg.errors import StoreError
 from kg.lru import LRUCache
 from kg.related import RelatedIndex
 
 SNAPSHOT_FILE = "graph.snapshot"
 MAGIC = b"KGSNAP\r\n"
-VERSION = 2
+VERSION = 3  # 3: the graph's topology as arrays (vectorised Cypher)
 _MARSHAL_VERSION = 4
 NODE_CHUNK = 20_000
-CACHE_EDGES = 400_000  # decoded adjacency kept in memory, counted in edges (a few hundred MB at most)
+# Decoded adjacency kept in memory, counted in edges (both directions): the whole graph up to 3 million (a
+# 20k-abstract graph, 1.2 million), so walks past 10k abstracts stop re-decoding blobs; at least 400,000.
+CACHE_EDGES, CACHE_EDGES_MAX = 400_000, 3_000_000
 
 
 def source_identity(jsonl: Path) -> dict[str, Any]:
@@ -129,7 +132,11 @@ def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex,
     section("related_indptr", np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
     section("related_indices", np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
     section("name_keys", marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
+    topo = topology_arrays(g, ids, sort=True)  # in the order FrozenGraph iterates: sorted nodes, neighbours, keys
+    for name, dtype in TOPOLOGY_ARRAYS.items():
+        section(f"topo_{name}", np.ascontiguousarray(topo[name], dtype=dtype).tobytes())
     header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source,
+                            "edge_type_codes": topo["types"],
                             "sections": sections, "checksums": checksums, "nodes": len(ids),
                             "edges": g.number_of_edges(), "edge_types": edge_types,
                             "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
@@ -187,6 +194,14 @@ class Snapshot:
     def name_keys(self) -> dict[str, tuple[str, ...]]:
         """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities)."""
         return marshal.loads(self.section("name_keys"))
+
+    def topology(self) -> dict[str, Any]:
+        """The CSR arrays of ``kg.cypher.columns``, read in place from the mapped file."""
+        out: dict[str, Any] = {"types": list(self.header["edge_type_codes"])}
+        for name, dtype in TOPOLOGY_ARRAYS.items():
+            start, length = self.header["sections"][f"topo_{name}"]
+            out[name] = np.frombuffer(self._mm, dtype=dtype, count=length // np.dtype(dtype).itemsize, offset=start)
+        return out
 
     def related_index(self) -> RelatedIndex:
         papers, entities = marshal.loads(self.section("related"))
@@ -268,7 +283,7 @@ class FrozenGraph(nx.MultiDiGraph):
         def sentence(i: int) -> str:
             return mm[sent_base + sent_off[i] : sent_base + sent_off[i + 1]].decode()
 
-        cache = LRUCache(CACHE_EDGES)
+        cache = LRUCache(max(CACHE_EDGES, min(2 * int(snap.header["edges"]), CACHE_EDGES_MAX)))
         self._adj = _Adjacency(snap, pos, "out", sentence, cache)
         self._pred = _Adjacency(snap, pos, "in", sentence, cache)
         self._edge_count = snap.header["edges"]
@@ -277,6 +292,11 @@ class FrozenGraph(nx.MultiDiGraph):
         keys = snap.header.get("edge_keys")
         self.edge_property_keys: list[str] | None = None if keys is None else list(keys)
         nx.freeze(self)
+
+    def stored_topology(self) -> dict[str, Any] | None:
+        """The snapshot's CSR arrays (see ``kg.cypher.columns.topology``)."""
+        snap = getattr(self, "snapshot", None)
+        return None if snap is None else snap.topology()
 
     def number_of_edges(self, u: Any = None, v: Any = None) -> int:
         if u is None and getattr(self, "snapshot", None) is not None:

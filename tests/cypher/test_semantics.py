@@ -98,6 +98,7 @@ def test_number_literals(literal: str, value: Any) -> None:
 @pytest.mark.parametrize("literal", [
     "9223372036854775808", "-9223372036854775809", "0x8000000000000000", "-0x8000000000000001",
     "0o1000000000000000000000", "0x", "0x1G", "1.34E999", "1" + "0" * 5000,
+    "\u00b9", "1\u00b2", "\u0663",  # digits to str.isdigit(), not to int(): superscripts, Arabic-Indic three
 ])
 def test_number_literals_out_of_range_are_syntax_errors(literal: str) -> None:
     with pytest.raises(CypherSyntaxError):

@@ -1,0 +1,155 @@
+"""Grouping and counting for `kg.cypher.vector`: group codes, counts and ORDER BY / LIMIT over arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from kg.cypher import ast as A
+from kg.cypher.analysis import aggregates_in, substitute
+from kg.cypher.context import Context, Record
+from kg.cypher.projection import _count, project
+from kg.cypher.values import Node, sort_key
+
+
+class NotVectorizable(Exception):
+    """The query uses something the vectorised executor does not do; the interpreter runs it."""
+
+
+def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
+    """Grouping keys and counts with array operations, then DISTINCT / ORDER BY / SKIP / LIMIT as usual."""
+    if proj.star:
+        raise NotVectorizable
+    topo = frame.topo
+    n = frame.size
+    keys: list[tuple[np.ndarray, Any, int]] = []  # (group codes per row, the values at given rows, code range)
+    counts: list[tuple[str, np.ndarray | None]] = []
+    plan: list[tuple[str, int]] = []
+    for it in proj.items:
+        e = it.expr
+        if aggregates_in(e):
+            if not (isinstance(e, A.FuncCall) and e.name == "count"):
+                raise NotVectorizable
+            if e.star:
+                counts.append(("all", None))
+            elif len(e.args) == 1 and isinstance(e.args[0], A.Var) and e.args[0].name in frame.vars:
+                counts.append(("distinct" if e.distinct else "all", frame.vars[e.args[0].name]))
+            else:
+                raise NotVectorizable
+            plan.append(("count", len(counts) - 1))
+            continue
+        if isinstance(e, A.Var) and e.name in frame.vars:
+            nodes = frame.vars[e.name]
+            keys.append((nodes.astype(np.int64), lambda r, c=nodes: _objects([Node(x) for x in topo.id_array()[c[r]]]),
+                         len(topo)))
+        elif isinstance(e, A.Prop) and isinstance(e.subject, A.Var) and e.subject.name in frame.vars:
+            col, nodes = topo.column(e.key), frame.vars[e.subject.name]
+            keys.append((col.codes()[nodes], lambda r, c=col, x=nodes: c.obj[x[r]], col.ncodes))
+        elif (isinstance(e, A.Index) and isinstance(e.index, A.Literal) and e.index.value == 0
+              and type(e.index.value) is int and isinstance(e.subject, A.FuncCall) and e.subject.name == "labels"
+              and len(e.subject.args) == 1 and isinstance(e.subject.args[0], A.Var)
+              and e.subject.args[0].name in frame.vars):
+            nodes = frame.vars[e.subject.args[0].name]
+            codes = topo.label_code[nodes].astype(np.int64)
+            keys.append((codes, lambda r, c=codes: _objects(topo.labels)[c[r]], len(topo.labels)))
+        else:
+            raise NotVectorizable
+        plan.append(("key", len(keys) - 1))
+    if keys:
+        group, first, groups = _groups(keys, n)
+    else:
+        group, first, groups = np.zeros(n, np.int64), np.zeros(1, np.int64), 1
+    totals = []
+    for kind, nodes in counts:
+        if kind == "all" or nodes is None:
+            totals.append(np.bincount(group, minlength=groups))
+        else:
+            pairs = np.unique(group.astype(np.int64) * len(topo) + nodes)
+            totals.append(np.bincount(pairs // len(topo), minlength=groups))
+    key_values = [fn(first) for _, fn, _ in keys]  # per group, the value of its first row (as the interpreter)
+
+    def value(kind: str, i: int, g: int) -> Any:
+        return int(totals[i][g]) if kind == "count" else key_values[i][g]
+
+    names = [it.alias for it in proj.items]
+    mapping = [(it.expr, A.Var(it.alias)) for it in proj.items]
+    order = [(substitute(e, mapping), d) for e, d in proj.order]
+    column = {it.alias: p for it, p in zip(proj.items, plan, strict=True)}
+    if all(isinstance(e, A.Var) and e.name in column for e, _ in order):
+        # ORDER BY returned columns: sort group numbers (as projection._sort sorts rows: stable, last key
+        # first), cut SKIP/LIMIT, and build rows only for the groups kept.
+        skip = _count(proj.skip, "SKIP", ctx) or 0
+        limit = _count(proj.limit, "LIMIT", ctx)
+        ranked = np.arange(groups)
+        kind, i = column[order[0][0].name] if order else ("", 0)  # type: ignore[attr-defined]
+        if limit is not None and kind == "count" and skip + limit < groups:
+            # Top k by a count: only groups that reach the k-th count (ties included) can be kept; sorting
+            # just those, in their original order, gives the same first k rows.
+            v, m = totals[i], skip + limit
+            if order[0][1]:
+                ranked = np.nonzero(v >= np.partition(v, groups - m)[groups - m])[0]
+            else:
+                ranked = np.nonzero(v <= np.partition(v, m - 1)[m - 1])[0]
+        for e, desc in reversed(order):
+            kind, i = column[e.name]  # type: ignore[attr-defined]
+            if kind == "count":
+                by = totals[i][ranked]
+                ranked = ranked[np.argsort(-by if desc else by, kind="stable")]
+            else:
+                ranked = ranked[_sort_order(key_values[i][ranked], desc)]
+        ranked = ranked[skip:] if limit is None else ranked[skip : skip + limit]
+        return iter([{it.alias: value(*p, int(g)) for it, p in zip(proj.items, plan, strict=True)} for g in ranked])
+    out = [{it.alias: value(*p, g) for it, p in zip(proj.items, plan, strict=True)} for g in range(groups)]
+    rest = A.Projection(proj.distinct, False, tuple(A.ReturnItem(A.Var(a), a, True) for a in names),
+                        tuple(order), proj.skip, proj.limit)
+    return project(iter(out), rest, names, ctx, is_with=False)[0]
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _sort_order(values: np.ndarray, desc: bool) -> np.ndarray:
+    """The stable order ``sorted(..., key=sort_key, reverse=desc)`` gives, with numpy when all are strings."""
+    if len(values):
+        try:
+            strings = values.astype(str)  # numpy orders strings by code point, as Python (and sort_key) does
+        except (TypeError, ValueError):
+            strings = None
+        # only when every value was a str, none with trailing NULs (numpy drops them)
+        if strings is not None and np.array_equal(strings.astype(object), values):
+            _, rank = np.unique(strings, return_inverse=True)
+            rank = rank.reshape(-1)
+            return np.argsort(-rank if desc else rank, kind="stable")
+    keys = [sort_key(v) for v in values]
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__, reverse=desc), dtype=np.int64)
+
+
+def _groups(keys: list[tuple[np.ndarray, Any, int]], n: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(group of each row, first row of each group, number of groups), groups numbered in order of first
+    appearance, as the interpreter meets them."""
+    code, span = keys[0][0], keys[0][2]
+    for c, _, k in keys[1:]:
+        if span * k >= 2**62:
+            stacked = np.stack([c for c, _, _ in keys], axis=1)
+            _, code = np.unique(stacked, axis=0, return_inverse=True)
+            code, span = code.reshape(-1).astype(np.int64), n
+            break
+        code, span = code * k + c, span * k
+    if span <= 4 * n + 65_536:  # a dense table of codes beats sorting
+        first_of = np.full(span, n, dtype=np.int64)
+        np.minimum.at(first_of, code, np.arange(n, dtype=np.int64))
+        present = np.nonzero(first_of < n)[0]
+        order = present[np.argsort(first_of[present], kind="stable")]
+        rank = np.empty(span, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[code], first_of[order], len(order)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order], len(order)

@@ -1,0 +1,45 @@
+"""How kg-gold becomes training data (scripts/train_gold.py) and the small learned parts built from it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kg.extract.gazetteer import Gazetteer, build_gazetteer
+from kg.extract.propmodel import ProposedModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from train_gold import project  # noqa: E402
+
+
+def test_projection_finds_every_form_longest_first_on_word_boundaries() -> None:
+    text = ("Large language models (LLMs) beat language models. LLM-based agents use LLMs; "
+            "supervised fine-tuning (SFT) and Supervised fine-tuning again; SFTs are no match.")
+    ents = [{"text": "Large language models", "type": "model", "aliases": ["LLMs"]},
+            {"text": "language models", "type": "model", "aliases": []},
+            {"text": "supervised fine-tuning", "type": "method", "aliases": ["SFT"]}]
+    got = [(text[s:e], ty, i) for s, e, ty, i in project(text, ents)]
+    assert got == [("Large language models", "model", 0), ("LLMs", "model", 0), ("language models", "model", 1),
+                   ("LLMs", "model", 0), ("supervised fine-tuning", "method", 2), ("SFT", "method", 2),
+                   ("Supervised fine-tuning", "method", 2)]
+
+
+def test_short_forms_match_only_in_their_own_case() -> None:
+    got = project("The SFT stage; sft is lower case.", [{"text": "SFT", "type": "method", "aliases": []}])
+    assert [(s, e) for s, e, _, _ in got] == [(4, 7)]
+
+
+def test_gazetteer_keeps_one_type_per_name_and_phrases_annotators_leave_out(tmp_path: Path) -> None:
+    annotated = [{"large language model": "model"}, {"large language model": "model", "bleu": "metric"},
+                 {"large language model": "method"}, {"large language model": "model"}, {}]
+    seen = [{"extensive experiment"}] * 5
+    build_gazetteer(annotated, seen, tmp_path / "g.json")
+    g = Gazetteer.load(tmp_path / "g.json")
+    assert g.type_of("large language model") == "model"  # 3 of 4 abstracts
+    assert g.type_of("bleu") is None  # one abstract only
+    assert not g.is_entity("extensive experiment") and g.is_entity("large language model")
+
+
+def test_proposed_model_scores_features() -> None:
+    m = ProposedModel({"bias": -2.0, "weights": {"WE_PROPOSE": 3.0, "NAME=True": 0.5}, "threshold": 0.5})
+    assert m.prob({"WE_PROPOSE", "NAME=True"}) > 0.8 > 0.2 > m.prob({"NAME=True"})
