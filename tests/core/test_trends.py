@@ -153,7 +153,10 @@ def test_cli_trends_and_landscape(seeds_store_dir: Path) -> None:
     r = subprocess.run([*kg, "trends", "--store-dir", str(seeds_store_dir), "--entity", "LLMs"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "large language models" in r.stdout and "2025" in r.stdout
-    r = subprocess.run([*kg, "landscape", "reasoning", "--store-dir", str(seeds_store_dir)],
+    from kg.store.embedded import EmbeddedStore
+
+    task = EmbeddedStore(seeds_store_dir).list_entities(type="task", limit=1).items[0].id
+    r = subprocess.run([*kg, "landscape", task, "--store-dir", str(seeds_store_dir)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "metrics:" in r.stdout
     r = subprocess.run([*kg, "trends", "--store-dir", str(seeds_store_dir), "--from", "2025-13"],

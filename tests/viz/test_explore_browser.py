@@ -108,10 +108,11 @@ def test_trends_page_draws_every_list(page: Any, api_url: str, seeds_store: Embe
     assert page.errors() == []
 
 
-def test_landscape_page_opens_a_cells_papers(page: Any, api_url: str, seeds_store: EmbeddedStore) -> None:
-    url = f"{api_url}/view/landscape/reasoning?limit=10"
+def test_landscape_page_opens_a_cells_papers(page: Any, api_url: str, seeds_store: EmbeddedStore,
+                                             landscape_focus: str) -> None:
+    url = f"{api_url}/view/landscape/{landscape_focus}?limit=10"
     open_page(page, url)
-    ls = seeds_store.landscape("reasoning", limit=10)
+    ls = seeds_store.landscape(landscape_focus, limit=10)
     assert page.errors() == []
     assert offline(page, url)
     assert ids_of(page, "th.kg-row") == [r.entity.id for r in ls.rows]
@@ -129,12 +130,12 @@ def test_landscape_page_opens_a_cells_papers(page: Any, api_url: str, seeds_stor
     assert page.errors() == []
 
 
-def test_entity_view_draws_its_timeline_and_links_its_landscape(page: Any, api_url: str,
-                                                                  seeds_store: EmbeddedStore) -> None:
+def test_entity_view_draws_its_timeline_and_links_its_landscape(page: Any, api_url: str, seeds_store: EmbeddedStore,
+                                                                  landscape_focus: str) -> None:
     page.send("Network.enable")
-    page.goto(f"{api_url}/view/entity/reasoning")
+    page.goto(f"{api_url}/view/entity/{landscape_focus}")
     page.wait_for("window.kgView !== undefined && window.kgView.ready === true", timeout=60)
-    t = seeds_store.timeline("reasoning")
+    t = seeds_store.timeline(landscape_focus)
     heights = page.eval("[...document.querySelectorAll('#kg-timeline rect.kg-bar')]"
                         ".map(r => +r.getAttribute('height'))")
     assert len(heights) == len(t.years)

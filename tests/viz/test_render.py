@@ -78,10 +78,10 @@ def test_page_is_self_contained_with_a_strict_csp() -> None:
         assert f"'sha256-{digest}'" in policy
 
 
-def test_explore_pages_are_self_contained_with_a_strict_csp(seeds_store) -> None:
+def test_explore_pages_are_self_contained_with_a_strict_csp(seeds_store, landscape_focus) -> None:
     from viz import landscape_view, trends_view
 
-    for page in (trends_view(seeds_store, min_count=1), landscape_view(seeds_store, "reasoning")):
+    for page in (trends_view(seeds_store, min_count=1), landscape_view(seeds_store, landscape_focus)):
         html = page.html
         assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
         policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html).group(1)
