@@ -12,7 +12,7 @@ from fastapi_offline import FastAPIOffline
 from api import errors
 from api.cypher_service import CypherService
 from api.middleware import BodyLimit, TokenAuth, redact_access_log
-from api.routes import cypher, entities, meta, papers, search
+from api.routes import cypher, entities, explore, meta, papers, search
 from api.settings import Settings
 from kg import __version__
 from kg.errors import StoreError
@@ -61,7 +61,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.token:  # added last, so it runs first: a request without the token is not even read
         app.add_middleware(TokenAuth, token=settings.token)
-    for module in (papers, entities, search, cypher, meta):
+    for module in (papers, explore, entities, search, cypher, meta):  # explore's /entities/{id}/... first
         app.include_router(module.router)
     # HTML views live in their own module (another owner); served when present.
     if importlib.util.find_spec("api.routes.views") is not None:

@@ -125,3 +125,83 @@ class GraphView(_Model):
     edges: list[dict[str, Any]]
     total_nodes: int  # in the whole graph (or neighbourhood) before capping
     note: str = ""
+
+
+# -- exploring a field: timelines, trends, landscapes, full-text hits ---------------------------------------
+class TimelinePoint(_Model):
+    period: str  # "2025" or "2025-07"
+    papers: int  # the entity's papers in the period
+    total: int  # all the store's papers in the period
+    share: float  # papers / total
+
+
+class EntityTimeline(_Model):
+    entity: EntityRef
+    papers: int  # all the entity's papers
+    years: list[TimelinePoint]  # every year of the store's range, zeros included
+    months: list[TimelinePoint]  # every month of the store's dated range; papers with a published date only
+    no_year: int  # the entity's papers with neither year nor date (in no point)
+    undated: int  # the entity's papers without a published date (in years, not in months)
+
+
+class PeriodInfo(_Model):
+    label: str  # "2025", "2025-H2", "2024-01-01..2024-02-09"
+    first_day: str
+    last_day: str
+    papers: int
+
+
+class TrendItem(_Model):
+    entity: EntityRef
+    before: int  # papers in the earlier period
+    after: int
+    before_share: float  # of the period's papers
+    after_share: float
+    score: float  # ln(((after + 1) / N_after) / ((before + 1) / N_before))
+    series: list[int]  # papers per bucket of Trends.buckets
+
+
+class Trends(_Model):
+    type: str | None
+    before: PeriodInfo | None
+    after: PeriodInfo | None
+    min_count: int
+    bucket: Literal["year", "month"]
+    buckets: list[str]
+    totals: list[int]  # all papers per bucket
+    rising: list[TrendItem]
+    falling: list[TrendItem]
+    new: list[TrendItem]  # no paper before the later period starts
+    note: str = ""
+
+
+class LandscapeAxis(_Model):
+    entity: EntityRef
+    papers: int  # how many of the focus entity's papers link to this one
+
+
+class LandscapePaper(_Model):
+    id: str
+    title: str
+    year: int | None = None
+    stated: bool  # the paper states a relation between the row and the column (not only mentions both)
+    evidence: list[Evidence]  # the stated relation's sentence first, then the sentences naming each
+
+
+class LandscapeCell(_Model):
+    row: str  # entity id of a rows entry
+    column: str
+    count: int  # papers linking both (and the focus)
+    papers: list[LandscapePaper]  # the first few: stated relations first, then newest
+    metrics: list[str]  # ids of the metrics entries those papers use
+
+
+class Landscape(_Model):
+    entity: EntityRef
+    papers: int  # papers linked to the focus entity
+    column_type: Literal["dataset", "task"]
+    rows: list[LandscapeAxis]  # methods and models
+    columns: list[LandscapeAxis]  # datasets (for a task) or tasks (for a dataset)
+    metrics: list[LandscapeAxis]
+    cells: list[LandscapeCell]
+    note: str = ""

@@ -1,6 +1,6 @@
-"""Search indexes: which entities and papers can match a query, found without scoring them all.
+"""Search indexes: which entities can match a query, found without scoring them all (papers: ``kg.fulltext``).
 
-The scoring rules live in the store (``NxReads._match_entity`` and ``NxReads.search``); these indexes only
+The scoring rules live in the store (``NxReads._match_entity``); these indexes only
 narrow the candidates and never drop one the rules would score:
 
 - A name matches exactly, by prefix or at a word start exactly when ``" " + query`` occurs in
@@ -11,10 +11,6 @@ narrow the candidates and never drop one the rules would score:
   M - b >= 0.2 (la + lb) - 1 bigrams found in both strings. The query's bigrams are counted in every name
   through an inverted index (sorted bigram codes, built with numpy) and only names that clear the bound
   reach ``difflib``.
-- A paper's title matches a term where the term starts a word: ``" " + term`` in ``" " + title``, found in
-  the titles joined into one string the same way. Its abstract matches where it contains the term anywhere;
-  a term has no whitespace, so it occurs inside one token, and it is looked up in the distinct tokens, which
-  lead to their papers through posting lists (``TokenIndex``).
 """
 
 from __future__ import annotations
@@ -77,41 +73,6 @@ class JoinedText:
         return np.asarray(rows, dtype=np.int32)
 
 
-class TokenIndex:
-    """Strings as sets of whitespace-separated tokens, for finding which contain a substring without spaces.
-
-    Such a substring can only occur inside one token, so it is searched in the distinct tokens (a few hundred
-    thousand for 83k abstracts, against 100 MB of text) and the matching tokens lead to their strings through
-    posting lists.
-    """
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        vocab: dict[str, int] = {}
-        tokens: list[int] = []
-        rows: list[int] = []
-        for r, t in enumerate(texts):
-            ids = [vocab.setdefault(w, len(vocab)) for w in set(t.split())]
-            tokens += ids
-            rows += [r] * len(ids)
-        tok = np.asarray(tokens, dtype=np.int64)
-        order = np.argsort(tok, kind="stable")
-        self.postings = np.asarray(rows, dtype=np.int32)[order]
-        self.indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(tok, minlength=len(vocab)), out=self.indptr[1:])
-        self.words = JoinedText(list(vocab))
-        self._cache = LRUCache(ROW_BUDGET)
-
-    def rows_containing(self, needle: str) -> np.ndarray:
-        """Ascending positions of the strings that contain ``needle`` (which has no whitespace)."""
-        hit = self._cache.get(needle)
-        if hit is None:
-            words = self.words.rows_containing(needle)
-            parts = [self.postings[self.indptr[w] : self.indptr[w + 1]] for w in words.tolist()]
-            rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int32)
-            hit = self._cache.put(needle, rows, len(rows))
-        return hit
-
-
 class NameIndex:
     """Candidate entities for a canonical query key, by the rules in the module docstring."""
 
@@ -163,18 +124,3 @@ class NameIndex:
             fuzzy = np.nonzero(near & (self._gram_counts(qk) >= need - 1e-9))[0]
             found = np.concatenate([found, fuzzy])
         return set(self.owner[found].tolist())
-
-
-class PaperIndex:
-    """Papers whose title has a word starting with a term, or whose abstract contains it."""
-
-    def __init__(self, ids: Sequence[str], title_keys: Sequence[str], abstracts: Sequence[str]) -> None:
-        self.row = {p: i for i, p in enumerate(ids)}
-        self.titles = JoinedText(title_keys, prefix=" ")
-        self.abstracts = TokenIndex([a.casefold() for a in abstracts])
-
-    def title_hits(self, term: str) -> np.ndarray:
-        return self.titles.rows_containing(" " + term)
-
-    def abstract_hits(self, term: str) -> np.ndarray:
-        return self.abstracts.rows_containing(term)

@@ -7,14 +7,7 @@
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-
-  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+  const el = window.kgCharts.el, plural = window.kgCharts.plural;  // charts.js, loaded first
 
   // -- tooltips: DOM elements, so vis-network shows them as built and never interprets a string as HTML --
   function nodeTip(n) {
@@ -93,6 +86,24 @@
   $("kg-hint").textContent = data.link_base
     ? "Hover over a node or edge for details; click a node to open its own view."
     : "Hover over a node or edge for details.";
+
+  // -- an entity's papers over time (per month where papers have dates, else per year), and its landscape --
+  function drawTimeline(t) {
+    const box = $("kg-timeline");
+    const points = t.months.length ? t.months : t.years;
+    if (!points.length || !window.kgCharts) return;
+    box.appendChild(el("div", "kg-timeline-title", plural(t.papers, "paper") + " per " + (t.months.length ? "month" : "year")));
+    box.appendChild(window.kgCharts.bars(points.map((p) => p.papers), points.map((p) => p.period), {
+      width: 268, height: 70, color: "#4e79a7", title: "papers per " + (t.months.length ? "month" : "year"),
+      extra: (i) => " of " + points[i].total + " (" + (100 * points[i].share).toFixed(2) + "%)" }));
+    if (data.landscape && data.link_base) {
+      const a = el("a", "kg-landscape-link", "Landscape: methods × " + (data.focus && nodes.get(data.focus) &&
+        nodes.get(data.focus).kg_type === "Task" ? "datasets" : "tasks") + " →");
+      a.href = new URL(data.link_base.replace(/\/+$/, "") + "/landscape/" + encodeURIComponent(data.focus), location.href).href;
+      box.appendChild(a);
+    }
+  }
+  if (data.timeline) drawTimeline(data.timeline);
 
   // -- search: by name or alias; exact match first, then a prefix, then anywhere in a name --
   function norm(s) {

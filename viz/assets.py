@@ -59,12 +59,47 @@ def content_security_policy() -> str:
     Hashes rather than 'unsafe-inline' mean that even markup which escaped escaping could run no script
     and no inline event handler.
     """
-    scripts = " ".join(_sha256(s) for s in (vis_js(), app_js()))
+    return _policy(vis_js(), charts_js(), app_js())
+
+
+def _policy(*scripts: str) -> str:
+    hashes = " ".join(_sha256(s) for s in scripts)
     return ("default-src 'none'; "
-            f"script-src {scripts}; "
+            f"script-src {hashes}; "
             "style-src 'unsafe-inline'; "
             "img-src data:; "
             "font-src 'none'; "
             "connect-src 'none'; "
             "base-uri 'none'; "
             "form-action 'none'")
+
+
+# -- the explore pages (trends, landscapes) and the charts the entity view shares with them -------------------
+@cache
+def charts_js() -> str:
+    return _own("charts.js")
+
+
+@cache
+def explore_js() -> str:
+    return _own("explore.js")
+
+
+@cache
+def explore_css() -> str:
+    return _own("explore.css")
+
+
+def _own(name: str) -> str:
+    return _read("viz", name, "reinstall kg (`pip install -e .`)")
+
+
+@cache
+def explore_template() -> str:
+    return (resources.files("viz") / "explore.html").read_text(encoding="utf-8")
+
+
+@cache
+def explore_content_security_policy() -> str:
+    """As ``content_security_policy``, for the pages that run only the charts and the explore script."""
+    return _policy(charts_js(), explore_js())

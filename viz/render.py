@@ -139,7 +139,7 @@ def script_json(obj: Any) -> str:
 
 
 def render(view: GraphView, *, kind: ViewKind, title: str, focus: str | None = None,
-           link_base: str = "/view") -> RenderedView:
+           link_base: str = "/view", extra: dict[str, Any] | None = None) -> RenderedView:
     """The page for ``view``; clicking a node opens ``{link_base}/paper/{id}`` or ``{link_base}/entity/{id}``."""
     net = _network(view, focus)
     present: dict[str, int] = {}
@@ -152,11 +152,12 @@ def render(view: GraphView, *, kind: ViewKind, title: str, focus: str | None = N
                    "count": present[t]} for t in order],
         "counts": {"nodes": len(view.nodes), "edges": len(view.edges), "total_nodes": view.total_nodes},
         "nodes": net.nodes, "edges": net.edges, "options": _options(len(view.nodes)),
+        **(extra or {}),
     }
     csp = assets.content_security_policy()
     parts = {"CSP": csp, "VERSION": __version__, "VIS_VERSION": assets.VIS_VERSION, "VIS_CSS": assets.vis_css(),
              "APP_CSS": assets.app_css(), "DATA": script_json(data), "VIS_JS": assets.vis_js(),
-             "APP_JS": assets.app_js()}
+             "CHARTS_JS": assets.charts_js(), "APP_JS": assets.app_js()}
     # One pass, so nothing substituted (an abstract, the vis bundle) is itself scanned for placeholders.
     html = re.sub(r"@@([A-Z_]+)@@", lambda m: parts[m.group(1)], assets.page_template())
     return RenderedView(html=html, csp=csp, view=view)
@@ -186,4 +187,7 @@ def entity_view(store: Store, ref: str, *, hops: int = 1, limit: int = 200, link
     view = store.neighbourhood(entity_id, hops=hops, limit=limit)
     node = next((n for n in view.nodes if n["id"] == entity_id), {})
     title = f"{node.get('name') or entity_id} · {node.get('label', 'entity')}"
-    return render(view, kind="entity", title=title, focus=entity_id, link_base=link_base)
+    # Its papers over time, drawn in the panel; a task or dataset also links to its landscape.
+    timeline = store.timeline(entity_id).model_dump(mode="json")
+    extra = {"timeline": timeline, "landscape": node.get("label") in ("Task", "Dataset")}
+    return render(view, kind="entity", title=title, focus=entity_id, link_base=link_base, extra=extra)

@@ -9,7 +9,8 @@ from fastapi.responses import HTMLResponse
 
 from api.deps import EntityRef, EntityType, PaperId, StoreDep
 from api.errors import NOT_FOUND
-from viz import RenderedView, entity_view, overview_view, paper_view
+from api.routes.explore import BAD_INPUT, Period
+from viz import RenderedPage, RenderedView, entity_view, landscape_view, overview_view, paper_view, trends_view
 
 router = APIRouter(prefix="/view", tags=["views"])
 
@@ -24,7 +25,7 @@ def _link_base(request: Request) -> str:
     return request.scope.get("root_path", "") + router.prefix
 
 
-def _page(rendered: RenderedView) -> HTMLResponse:
+def _page(rendered: RenderedView | RenderedPage) -> HTMLResponse:
     return HTMLResponse(rendered.html, headers={
         # The page's own policy, plus what only a header can say: no other site may frame the page.
         "Content-Security-Policy": rendered.csp + "; frame-ancestors 'none'",
@@ -60,3 +61,27 @@ def entity(request: Request, store: StoreDep, entity_ref: EntityRef, hops: Hops 
            limit: Limit = 200) -> HTMLResponse:
     """An entity (by id, name or alias) and the papers and entities around it."""
     return _page(entity_view(store, entity_ref, hops=hops, limit=limit, link_base=_link_base(request)))
+
+
+@router.get("/trends", response_class=HTMLResponse, responses={**_HTML, **BAD_INPUT})
+def trends(
+    request: Request,
+    store: StoreDep,
+    type: Annotated[EntityType | None, Query(description="Only entities of this type")] = None,
+    before: Annotated[Period, Query(alias="from", description="The earlier period (as /trends)")] = None,
+    after: Annotated[Period, Query(alias="to", description="The later period")] = None,
+    limit: Annotated[int, Query(ge=1, le=200, description="Entities per list")] = 20,
+    min_count: Annotated[int, Query(ge=1, le=100_000, description="Papers needed in one period")] = 5,
+) -> HTMLResponse:
+    """The store's rising, falling and new entities between two periods, with a chart of each one's papers."""
+    return _page(trends_view(store, type=type, before=before, after=after, limit=limit, min_count=min_count,
+                             link_base=_link_base(request)))
+
+
+@router.get("/landscape/{entity_ref:path}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND, **BAD_INPUT})
+def landscape(request: Request, store: StoreDep, entity_ref: EntityRef,
+              limit: Annotated[int, Query(ge=1, le=200, description="Rows and columns at most")] = 25,
+              cell_limit: Annotated[int, Query(ge=1, le=100, description="Papers listed per cell")] = 5,
+              ) -> HTMLResponse:
+    """A task's methods against its datasets (a dataset's: against its tasks); a cell opens its papers."""
+    return _page(landscape_view(store, entity_ref, limit=limit, cell_limit=cell_limit, link_base=_link_base(request)))

@@ -27,6 +27,8 @@ COMMANDS = {
     "cypher": "kg.cli.cypher:cypher",
     "viz": "kg.cli.viz:viz",
     "export": "kg.cli.export:export",
+    "trends": "kg.cli.explore:trends",
+    "landscape": "kg.cli.explore:landscape",
 }
 
 

@@ -13,7 +13,9 @@ from kg.models import (
     CypherResult,
     EntityDetail,
     EntitySummary,
+    EntityTimeline,
     GraphView,
+    Landscape,
     Page,
     PaperDetail,
     PaperSummary,
@@ -21,6 +23,7 @@ from kg.models import (
     RelatedPaper,
     SearchHit,
     Stats,
+    Trends,
 )
 
 
@@ -92,3 +95,17 @@ class Store(ABC):
     @abstractmethod
     def neighbourhood(self, node_id: str, *, hops: int = 1, limit: int = 200) -> GraphView:
         """A paper's or entity's surroundings within ``hops``, at most ``limit`` nodes."""
+
+    # -- exploring a field -----------------------------------------------------------------------------
+    @abstractmethod
+    def timeline(self, entity_id: str) -> EntityTimeline:
+        """The entity's papers per year and (for papers with a published date) per month, with the shares."""
+
+    @abstractmethod
+    def trends(self, *, type: str | None = None, before: str | None = None, after: str | None = None,
+               limit: int = 20, min_count: int = 5) -> Trends:
+        """Entities rising, falling and new between two periods (``kg.trends``; default: see ``explore``)."""
+
+    @abstractmethod
+    def landscape(self, entity_id: str, *, limit: int = 25, cell_limit: int = 5) -> Landscape:
+        """A task's or dataset's methods against its datasets or tasks, cells holding papers and evidence."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -15,6 +16,7 @@ import orjson
 from kg.cache import CachedInputs, ExtractionCache, record_hash
 from kg.errors import StoreError
 from kg.extract.pipeline import EXTRACTOR_VERSION
+from kg.fulltext import FULLTEXT_DIR, FullTextIndex
 from kg.graph import PaperInput, with_dates
 from kg.related import RelatedIndex
 from kg.store import filelock
@@ -248,6 +250,8 @@ class EmbeddedStore(NxReads):
         for tmp in [*self.path.glob(f".{GRAPH_FILE}.tmp*"), *self.path.glob(f".{SNAPSHOT_FILE}.tmp*"),
                     *self.path.glob(f"{Path(INPUTS_FILE).stem}.tmp*")]:
             tmp.unlink(missing_ok=True)
+        for tmp in (self.path / f".{FULLTEXT_DIR}.tmp", self.path / f".{FULLTEXT_DIR}.old"):
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def close(self) -> None:
         if self._lock_fd is not None:
@@ -279,11 +283,22 @@ class EmbeddedStore(NxReads):
         keys = entity_name_keys(graph)
         source = source_identity(gfile)
         _atomic_write(sfile, lambda fh: write_snapshot(graph, related, keys, source, fh))
+        nodes = graph.nodes
+        fulltext = FullTextIndex.build(((n, d) for n, d in nodes.items() if d.get("label") == "Paper"),
+                                       self.path / FULLTEXT_DIR, source)
         saving.unlink()
         self._papers = papers
         self._snapshot = None
         self.set_graph(with_dates(graph))  # written as text above; a date for Cypher from here on
         self._related, self._keys = related, keys
+        self._explore()["fulltext"] = fulltext
+
+    def _load_fulltext(self) -> FullTextIndex:
+        # The index the build wrote, if it was written for this graph.jsonl; else (a store built by an older
+        # kg, or one whose index was lost) built in memory now.
+        gfile = self.path / GRAPH_FILE
+        opened = FullTextIndex.open(self.path / FULLTEXT_DIR, source_identity(gfile)) if gfile.exists() else None
+        return opened if opened is not None else super()._load_fulltext()
 
     def info(self) -> dict[str, Any]:
         f = self.path / GRAPH_FILE

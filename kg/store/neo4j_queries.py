@@ -141,3 +141,8 @@ SEARCH_PAPERS = (f"MATCH (n:Paper) WHERE any(t IN $terms WHERE toLower(n.abstrac
                  f"OR EXISTS {{ MATCH (n)-->(x) WHERE x.id IN $entities }} RETURN {NODE} AS props")
 SEARCH_PAPER_EDGES = ("UNWIND $papers AS pid MATCH (p:Paper {id: pid})-[r]->(x) WHERE x.id IN $entities "
                       "RETURN p.id AS s, type(r) AS type, properties(r) AS props, x.id AS e")
+
+# -- exploring a field: the inputs of the trend and full-text indexes, cached like the related-papers index -----
+PAPER_DATES = "MATCH (p:Paper) RETURN p.id AS id, p.year AS year, p.published AS published"
+PAPER_TEXTS = ("MATCH (p:Paper) RETURN p.id AS id, p.title AS title, p.abstract AS abstract, p.year AS year, "
+               "p.venue AS venue")

@@ -21,13 +21,19 @@ from typing import Any
 
 import networkx as nx
 
+from kg import explore
 from kg.canon import canonical_key
-from kg.errors import StoreError
+from kg.errors import NotFoundError, StoreError
+from kg.fulltext import FullTextIndex
 from kg.graph import ENTITY_LABELS, LABEL_TYPES, PaperInput
+from kg.landscape import COLUMN_LABEL, axes
 from kg.models import (
     EntityDetail,
+    EntityRef,
     EntitySummary,
+    EntityTimeline,
     GraphView,
+    Landscape,
     Page,
     PaperDetail,
     PaperSummary,
@@ -35,24 +41,32 @@ from kg.models import (
     RelatedPaper,
     SearchHit,
     Stats,
+    Trends,
 )
 from kg.related import RelatedIndex
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
 from kg.store.neo4j_values import from_driver
 from kg.store.nxreads import NxReads
+from kg.trends import TrendIndex
 
 RECHECK_S = 2.0
+PAPER_RERANK = 50  # as NxReads.search: papers fetched past the limit for the entity bonus
 
 
 class _Sub(NxReads):
     """NxReads over a fetched subgraph; the whole-graph indexes, where a read needs them, are passed in."""
 
     def __init__(self, graph: nx.MultiDiGraph, *, related: RelatedIndex | None = None,
-                 alias: dict[str, str] | None = None) -> None:
+                 alias: dict[str, str] | None = None, fulltext: FullTextIndex | None = None) -> None:
         super().__init__(graph)
         self._shared_related = related
         self._shared_alias = alias
+        self._shared_fulltext = fulltext
+
+    def _fulltext(self) -> FullTextIndex:
+        # Scores need the whole corpus (document frequencies), never just the fetched papers.
+        return self._shared_fulltext or super()._fulltext()
 
     def _related_index(self) -> RelatedIndex:
         return self._shared_related or super()._related_index()
@@ -105,6 +119,8 @@ class BoltReads(Store):
         """Drop the cached indexes (after a write, or when the server's graph changed)."""
         self._entity_view: _Sub | None = None
         self._related: RelatedIndex | None = None
+        self._trends: tuple[TrendIndex, list[str]] | None = None
+        self._fulltext_index: FullTextIndex | None = None
         self._version: tuple[int, int] | None = None
         self._checked = 0.0
 
@@ -137,6 +153,22 @@ class BoltReads(Store):
         if self._related is None:
             self._related = RelatedIndex({row["id"]: row["es"] for row in self._read(Q.PAPER_ENTITY_IDS)})
         return self._related
+
+    def _trend_index(self) -> tuple[TrendIndex, list[str]]:
+        """The papers' dates with the paper-entity incidence, and each entity column's label."""
+        related = self._related_index()
+        view = self._entities().graph
+        if self._trends is None:
+            nodes = {row["id"]: row for row in self._read(Q.PAPER_DATES)}
+            index = TrendIndex.from_csr(related.papers, related.entities, related.indptr, related.indices, nodes)
+            self._trends = (index, [view.nodes[e]["label"] for e in related.entities])
+        return self._trends
+
+    def _fulltext(self) -> FullTextIndex:
+        self._fresh()
+        if self._fulltext_index is None:
+            self._fulltext_index = FullTextIndex.build((row["id"], row) for row in self._read(Q.PAPER_TEXTS))
+        return self._fulltext_index
 
     def _entity_label(self, entity_id: str) -> str | None:
         d = self._entities().graph.nodes.get(entity_id)
@@ -192,7 +224,9 @@ class BoltReads(Store):
 
     def list_papers(self, *, venue: str | None = None, year: int | None = None, entity: str | None = None,
                     q: str | None = None, limit: int = 20, offset: int = 0) -> Page[PaperSummary]:
-        terms = q.casefold().split() if q else []
+        if q and q.strip():
+            return self._ranked_papers(venue=venue, year=year, entity=entity, q=q, limit=limit, offset=offset)
+        terms: list[str] = []
         g = nx.MultiDiGraph()
         eid = None
         if entity is not None:
@@ -232,24 +266,68 @@ class BoltReads(Store):
             _add_rows(g, rows)
         return _Sub(g).related_entities(entity_id, k)
 
+    def _ranked_papers(self, *, venue: str | None, year: int | None, entity: str | None, q: str, limit: int,
+                       offset: int) -> Page[PaperSummary]:
+        """``list_papers`` with words: ranked by the full-text index, the page's papers fetched by id."""
+        ids = None
+        if entity is not None:
+            eid = self.resolve_entity(entity)
+            label = str(self._entities().graph.nodes[eid]["label"])
+            ids = [row["props"]["id"] for row in self._read(Q.list_papers_of(label, with_abstract=False), entity=eid,
+                                                             year=None, terms=[])]
+        total, found = self._fulltext().search(q, limit=limit, offset=offset, year=year, venue=venue, ids=ids)
+        g = nx.MultiDiGraph()
+        self._fetch_nodes(g, {"Paper": [p for p, _ in found]}, brief=True)
+        return Page[PaperSummary](total=total, limit=limit, offset=offset,
+                                  items=[_Sub(g)._paper_summary(p) for p, _ in found])
+
     def search(self, q: str, limit: int = 20) -> list[SearchHit]:
         view = self._entities()
         qk = canonical_key(q)
         if not qk:
             return []
-        terms = qk.split()
         # Every entity a name of which has the query's key: the one the search credits is among them.
         named = [n for n, d in view.graph.nodes(data=True)
                  if qk in {canonical_key(x) for x in (d["name"], *d["aliases"], d.get("key", ""))}]
-        # A title's last word is singular in its key ("studies" -> "study"), so titles are matched on
-        # stems that singularising cannot change.
-        stems = sorted({t[: max(2, len(t) - 2)] for t in terms})
+        fulltext = self._fulltext()
         g = view.graph.copy()
-        papers = [add_node(g, "Paper", row["props"])
-                  for row in self._read(Q.SEARCH_PAPERS, terms=terms, stems=stems, entities=named)]
+        _, found = fulltext.search(q, limit=limit + PAPER_RERANK)
+        papers = [p for p, _ in found]
+        self._fetch_nodes(g, {"Paper": papers}, brief=True)
         if named and papers:
             _add_rows(g, self._read(Q.SEARCH_PAPER_EDGES, papers=papers, entities=named))
-        return _Sub(g, alias=view._alias_index()).search(q, limit)
+        return _Sub(g, alias=view._alias_index(), fulltext=fulltext).search(q, limit)
+
+    # -- exploring a field ---------------------------------------------------------------------------
+    def _describe(self, entity_id: str) -> EntityRef:
+        return self._entities()._entity_ref(entity_id)
+
+    def timeline(self, entity_id: str) -> EntityTimeline:
+        if self._entity_label(entity_id) is None:
+            raise NotFoundError(f"no entity with id '{entity_id}'")
+        index, _ = self._trend_index()
+        return explore.timeline(index, self._describe(entity_id))
+
+    def trends(self, *, type: str | None = None, before: str | None = None, after: str | None = None,
+               limit: int = 20, min_count: int = explore.DEFAULT_MIN_COUNT) -> Trends:
+        index, labels = self._trend_index()
+        return explore.trends(index, self._describe, labels, type=type, before=before, after=after, limit=limit,
+                              min_count=min_count)
+
+    def landscape(self, entity_id: str, *, limit: int = 25, cell_limit: int = 5) -> Landscape:
+        label = self._entity_label(entity_id)
+        g = self._node_graph(entity_id, label)
+        if label in COLUMN_LABEL and entity_id in g:
+            # The focus's papers and all their paper edges; then the relations among the rows and columns
+            # the first pass picks (the only entity-to-entity edges a landscape reads).
+            rows = self._read(Q.co_papers(label), id=entity_id)
+            for row in rows:
+                add_node(g, "Paper", row["paper"])
+            _add_rows(g, rows)
+            _, top_rows, top_cols, _ = axes(g, entity_id, limit)
+            for lab, ids in self._by_label(g, top_rows + top_cols).items():
+                _add_rows(g, self._read(Q.edges_among(lab), ids=ids, among=top_rows + top_cols))
+        return _Sub(g).landscape(entity_id, limit=limit, cell_limit=cell_limit)
 
     def overview(self, *, top_n: int = 150, types: list[str] | None = None) -> GraphView:
         view = self._entities()

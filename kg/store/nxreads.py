@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import networkx as nx
-import numpy as np
 
 from kg.canon import canonical_key
 from kg.errors import InputError, NotFoundError
@@ -34,10 +33,12 @@ from kg.models import (
     Stats,
 )
 from kg.related import RelatedIndex
-from kg.search import NameIndex, PaperIndex
+from kg.search import NameIndex
 from kg.store.base import Store
+from kg.store.explore_reads import ExploreReads
 
 _ENTITY_LABEL_SET = set(ENTITY_LABELS.values())
+PAPER_RERANK = 50  # papers fetched past the limit, so the entity bonus can lift one into it
 
 
 def entity_name_keys(graph: nx.MultiDiGraph) -> dict[str, tuple[str, ...]]:
@@ -53,7 +54,7 @@ def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
             for p, lab in graph.nodes(data="label") if lab == "Paper"}
 
 
-class NxReads(Store):
+class NxReads(ExploreReads, Store):
     """Read methods over ``self.graph``; subclasses load and persist it."""
 
     def __init__(self, graph: nx.MultiDiGraph) -> None:
@@ -65,7 +66,7 @@ class NxReads(Store):
         self._keys: dict[str, tuple[str, ...]] | None = None
         self._related: RelatedIndex | None = None
         self._by_label: dict[str, list[str]] | None = None
-        self._search: tuple[list[str], NameIndex, list[str], PaperIndex] | None = None
+        self._search: tuple[list[str], NameIndex] | None = None
         self._search_lock = threading.Lock()
 
     # -- indexes, built on first use ---------------------------------------------------------------
@@ -87,6 +88,8 @@ class NxReads(Store):
         self._related_index()
         self._alias_index()
         self._search_indexes()
+        self._fulltext()
+        self._trend_index()
 
     def _name_keys(self) -> dict[str, tuple[str, ...]]:
         if self._keys is None:
@@ -200,20 +203,22 @@ class NxReads(Store):
             ids = sorted({u for u, _, t in self.graph.in_edges(eid, data="type") if t in PAPER_EDGE_TYPES})
         else:
             ids = self.by_label("Paper")
-        terms = q.casefold().split() if q else []
+        nodes = self.graph.nodes
+        if q and q.strip():
+            # Ranked by BM25 (kg.fulltext); the filters go into the same query, so the total is exact.
+            total, found = self._fulltext().search(q, limit=limit, offset=offset, year=year, venue=venue,
+                                                   ids=ids if entity is not None else None)
+            return Page[PaperSummary](total=total, limit=limit, offset=offset,
+                                      items=[self._paper_summary(p) for p, _ in found])
         out = []
         for pid in ids:
-            d = self.graph.nodes[pid]
+            d = nodes[pid]
             if venue is not None and (d.get("venue") or "").casefold() != venue.casefold():
                 continue
             if year is not None and d.get("year") != year:
                 continue
-            if terms:
-                hay = (d["title"] + " " + d["abstract"]).casefold()
-                if not all(t in hay for t in terms):
-                    continue
             out.append(pid)
-        out.sort(key=lambda p: (-(self.graph.nodes[p].get("year") or 0), self.graph.nodes[p]["title"].casefold(), p))
+        out.sort(key=lambda p: (-(nodes[p].get("year") or 0), nodes[p]["title"].casefold(), p))
         return Page[PaperSummary](total=len(out), limit=limit, offset=offset,
                                   items=[self._paper_summary(p) for p in out[offset : offset + limit]])
 
@@ -244,7 +249,7 @@ class NxReads(Store):
         ids = self.by_label(ENTITY_LABELS[type]) if type is not None else self.entity_ids()
         if q:
             qk = canonical_key(q)
-            ents, names, _, _ = self._search_indexes()
+            ents, names = self._search_indexes()
             of_type = set(ids) if type is not None else None
             ids = [e for e in (ents[i] for i in names.candidates(qk))
                    if (of_type is None or e in of_type) and self._match_entity(e, qk)]
@@ -270,30 +275,25 @@ class NxReads(Store):
         scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
         return [RelatedEntity(entity=self._entity_ref(o), papers=c, score=round(s, 6)) for s, c, o in scored[:k]]
 
-    def _search_indexes(self) -> tuple[list[str], NameIndex, list[str], PaperIndex]:
+    def _search_indexes(self) -> tuple[list[str], NameIndex]:
         with self._search_lock:
             if self._search is None:
-                nodes = self.graph.nodes
                 ents = self.entity_ids()
                 keys = self._name_keys()
                 names = NameIndex([keys[e][:-1] for e in ents])  # the stored key is for lookups, not search
-                papers = sorted(self.by_label("Paper"))
-                text = PaperIndex(papers, [canonical_key(nodes[p]["title"]) for p in papers],
-                                  [nodes[p]["abstract"] for p in papers])
-                self._search = (ents, names, papers, text)
+                self._search = (ents, names)
             return self._search
 
     def search(self, q: str, limit: int = 20) -> list[SearchHit]:
         """Entities whose names match ``q`` and papers whose title or abstract hold its words, best first.
 
-        Scoring is per candidate (``_match_entity``; for papers 0.6 x the share of query words starting a
-        title word + 0.3 x the share found in the abstract + 0.3 when the paper links to the entity the query
-        names); the indexes in ``kg.search`` find the candidates without scanning every node.
+        Entities are scored per candidate (``_match_entity``), found by the name index in ``kg.search``;
+        papers by BM25 over title and abstract (``kg.fulltext``), every word required.
         """
         qk = canonical_key(q)
         if not qk:
             return []
-        ents, names, papers, text = self._search_indexes()
+        ents, names = self._search_indexes()
         hits: list[SearchHit] = []
         for i in names.candidates(qk):
             eid = ents[i]
@@ -306,29 +306,19 @@ class NxReads(Store):
                                       score=round(score, 6), matched=m[1]))
         hits.sort(key=lambda h: (-h.score, h.id))
         hits = hits[:limit]
-        terms = qk.split()
-        in_title = np.zeros(len(papers), dtype=np.float64)
-        in_abs = np.zeros(len(papers), dtype=np.float64)
-        for t in terms:
-            in_title[text.title_hits(t)] += 1
-            in_abs[text.abstract_hits(t)] += 1
-        has_entity = np.zeros(len(papers), dtype=np.float64)
+        # Papers: BM25 over titles and abstracts, scaled so the best is 0.9, plus 0.3 for a paper that links
+        # to the entity the query names; at most 1.2, below an exact entity match (1.5).
+        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        linked: set[str] = set()
         alias_hit = self._alias_index().get(qk)
-        if alias_hit is not None:
-            rows_of = text.row
-            has_entity[[rows_of[u] for u in self.graph.predecessors(alias_hit) if u in rows_of]] = 0.3
-        score = 0.6 * (in_title / len(terms)) + 0.3 * (in_abs / len(terms)) + has_entity
-        rows = np.nonzero(score >= 0.3)[0]
-        if len(rows):
-            raw = score[rows]
-            values, inverse = np.unique(raw, return_inverse=True)
-            rounded = np.array([round(float(v), 6) for v in values])[inverse]
-            order = np.lexsort((rows, -rounded))[:limit]  # rows follow paper id order
-            for j in order.tolist():
-                pid = papers[int(rows[j])]
-                d = self.graph.nodes[pid]
-                hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper",
-                                      score=float(rounded[j]), matched=d["title"]))
+        if alias_hit is not None and alias_hit in self.graph:
+            linked = {u for u, _, t in self.graph.in_edges(alias_hit, data="type") if t in PAPER_EDGE_TYPES}
+        best = found[0][1] if found else 1.0
+        for pid, s in found:
+            d = self.graph.nodes[pid]
+            score = round(0.9 * s / best + (0.3 if pid in linked else 0.0), 6)
+            hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=score,
+                                  matched=d["title"]))
         hits.sort(key=lambda h: (-h.score, h.kind, h.id))
         return hits[:limit]
 

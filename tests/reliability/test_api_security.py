@@ -39,7 +39,8 @@ def store(seeds_store_dir: Path) -> Iterator[EmbeddedStore]:
 def ids(store: EmbeddedStore) -> dict[str, str]:
     paper = store.list_papers(limit=1).items[0].id
     entity = store.list_entities(limit=1).items[0].id
-    return {"paper_id": paper, "entity_ref": entity}
+    task = store.list_entities(type="task", limit=1).items[0].id  # a landscape is drawn for a task
+    return {"paper_id": paper, "entity_ref": entity, "task_ref": task}
 
 
 def _routes(app: FastAPI) -> list[APIRoute]:
@@ -58,7 +59,8 @@ def _routes(app: FastAPI) -> list[APIRoute]:
 
 
 def _url(route: APIRoute, ids: dict[str, str]) -> str:
-    return re.sub(r"\{(\w+)(:path)?\}", lambda m: ids[m.group(1)], route.path)
+    own = {**ids, "entity_ref": ids["task_ref"]} if "landscape" in route.path else ids
+    return re.sub(r"\{(\w+)(:path)?\}", lambda m: own[m.group(1)], route.path)
 
 
 def _all_requests(app: FastAPI, ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -221,7 +223,7 @@ def test_the_schema_fuzzer_reaches_every_route(store: EmbeddedStore) -> None:
     operations = {(op.ok().method.upper(), op.ok().path) for op in schema.get_all_operations()}
     served = {(m, re.sub(r":path\}", "}", r.path)) for r in _routes(app) for m in r.methods - {"HEAD"}
               if r.include_in_schema}
-    assert operations == served and len(served) == 13
+    assert operations == served and len(served) == 18
     fuzz = (Path(__file__).resolve().parents[1] / "api" / "test_schema_fuzz.py").read_text()
     assert "@schema.parametrize()" in fuzz  # no include/exclude filter narrows it
 
@@ -247,7 +249,7 @@ def _check_policy(policy: str) -> None:
 def test_every_view_sends_a_csp_that_blocks_remote_loads(store: EmbeddedStore, ids: dict[str, str]) -> None:
     app = create_app(Settings(), store=store)
     views = [r for r in _routes(app) if r.path.startswith("/view")]
-    assert len(views) == 3
+    assert len(views) == 5  # overview, paper, entity, trends, landscape
     with TestClient(app) as c:
         for route in views:
             r = c.get(_url(route, ids))
@@ -268,8 +270,9 @@ def test_kg_viz_files_carry_the_csp(seeds_store_dir: Path, ids: dict[str, str], 
         assert kg_main(["viz", *args, "-o", str(out), "--store-dir", str(seeds_store_dir)]) == 0
         html = out.read_text(encoding="utf-8")
         policies.add(_meta_csp(html))
-        # vis-network, the app, and the data block (JSON, never run): no other script tag, whatever the data.
-        assert html.count("<script") == 3 + assets.vis_js().count("<script") + assets.app_js().count("<script")
+        # vis-network, the charts, the app, and the data block (JSON, never run): no other script tag.
+        assert html.count("<script") == 4 + sum(js().count("<script") for js in (assets.vis_js, assets.charts_js,
+                                                                                assets.app_js))
     capsys.readouterr()
     (policy,) = policies
     _check_policy(policy)

@@ -318,3 +318,11 @@ def api_url(seeds_store: EmbeddedStore) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def landscape_focus(seeds_store: EmbeddedStore) -> str:
+    """The task or dataset of the seeds whose landscape has the most cells (what the landscape tests draw)."""
+    g = seeds_store.graph
+    focus = [e for e in seeds_store.entity_ids() if g.nodes[e]["label"] in ("Task", "Dataset")]
+    return max(sorted(focus), key=lambda e: len(seeds_store.landscape(e).cells))

@@ -72,10 +72,25 @@ def test_page_is_self_contained_with_a_strict_csp() -> None:
     assert "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
     # Every inline script is allowed by its hash, and only those.
     scripts = inline_scripts(html)
-    assert len(scripts) == 2
+    assert len(scripts) == 3  # vis-network, the charts (the entity's timeline), the view
     for s in scripts:
         digest = base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
         assert f"'sha256-{digest}'" in policy
+
+
+def test_explore_pages_are_self_contained_with_a_strict_csp(seeds_store, landscape_focus) -> None:
+    from viz import landscape_view, trends_view
+
+    for page in (trends_view(seeds_store, min_count=1), landscape_view(seeds_store, landscape_focus)):
+        html = page.html
+        assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+        policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html).group(1)
+        assert policy == page.csp and "default-src 'none'" in policy and "connect-src 'none'" in policy
+        scripts = inline_scripts(html)
+        assert len(scripts) == 2  # the charts and the page
+        for s in scripts:
+            digest = base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
+            assert f"'sha256-{digest}'" in policy
 
 
 def test_text_from_the_data_never_reaches_the_markup() -> None:

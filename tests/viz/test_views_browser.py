@@ -195,7 +195,7 @@ def test_markup_in_the_corpus_runs_nothing(page: Any, evil_store: EmbeddedStore,
     assert state["title"] == evil["title"]  # shown as the text it is
     assert page.eval("window.__pwned") is None
     assert page.eval("document.querySelectorAll('img').length") == 0
-    assert page.eval("document.scripts.length") == 3  # the data block, vis-network, the view
+    assert page.eval("document.scripts.length") == 4  # the data block, vis-network, the charts, the view
 
     # Hovering the paper shows its title and abstract, markup and all, as text.
     point = node_point(page, evil["id"])
