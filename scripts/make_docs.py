@@ -149,7 +149,7 @@ def query_blocks(readme: str, store_dir: Path) -> dict[str, str]:
 
 def run_eval() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    RECORDED["eval"].write_text(kg("eval").strip() + "\n", encoding="utf-8")
+    RECORDED["eval"].write_text("$ kg eval\n" + kg("eval").strip() + "\n", encoding="utf-8")
 
 
 def render(readme: str, *, png: bool = False) -> dict[str, str]:
