@@ -61,7 +61,7 @@ def test_every_edge_carries_evidence_into_the_abstract(seeds_store) -> None:
             checked += 1
         elif d["type"] in ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS_A"):
             assert d["sentence"] in g.nodes[d["paper_id"]]["abstract"]
-    assert checked > 300  # paper-entity edges over the seeds (425 with extractor gold-1; gold-2 adds the et al. sentence fix)
+    assert checked > 300  # paper-entity edges over the seeds (425 with extractor gold-1)
 
 
 def test_generic_phrases_never_become_nodes(seeds_store) -> None:
