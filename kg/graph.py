@@ -178,6 +178,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
                    venue=r.venue, authors=list(r.authors), entity_count=0)
         if r.published is not None:  # absent rather than null, as Neo4j holds it
             g.nodes[r.id]["published"] = r.published
+        if not r.title:  # a display title made from the abstract: Cypher users can tell it from a real one
+            g.nodes[r.id]["title_generated"] = True
         sent_text = [r.abstract[s:e] for s, e in ext.sentences]
         per_entity: dict[str, tuple[str, Mention, int]] = {}
         for m, k in zip(ext.entities, keys, strict=True):

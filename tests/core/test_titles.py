@@ -56,3 +56,18 @@ def test_seed_titles_are_short_distinct_and_the_same_in_api_views_and_cli(seeds_
     capsys.readouterr()
     assert main(["paper", quantized.id, "--store-dir", str(seeds_store_dir)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == quantized.title
+
+
+
+def test_generated_titles_are_marked_for_cypher(seeds_store, tmp_path) -> None:
+    from kg.cli import main
+    from kg.store.embedded import EmbeddedStore
+
+    rows = seeds_store.cypher("MATCH (p:Paper) RETURN p.title_generated AS g, count(*) AS n").rows
+    assert [list(r) for r in rows] == [[True, 57]]  # no seed paper comes with a title
+    papers = tmp_path / "two.jsonl"
+    papers.write_text(json.dumps({"id": "t1", "title": "A real title", "abstract": "We propose FooNet for parsing."})
+                      + "\n" + json.dumps({"id": "t2", "abstract": "We propose BarNet for tagging."}) + "\n")
+    assert main(["build", str(papers), "--store-dir", str(tmp_path / "s")]) == 0
+    got = EmbeddedStore(tmp_path / "s").cypher("MATCH (p:Paper) RETURN p.id, p.title_generated ORDER BY p.id").rows
+    assert [list(r) for r in got] == [["t1", None], ["t2", True]]  # absent, never false, on a real title
