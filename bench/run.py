@@ -4,6 +4,7 @@
     python bench/run.py --n 10000 --jobs 2
     python bench/run.py --n 0           # the whole corpus (about 35 minutes with --jobs 2 on 2 cores)
     python bench/run.py --n 2000 --serve-store kg-83k   # throughput on a slice; load and latency on a built store
+    python bench/run.py --n 0 --jobs 2 --keep kg-83k     # and keep the store it built
 
 Prints one table; the README carries the latest.
 """
@@ -124,6 +125,8 @@ def main() -> None:
     ap.add_argument("--baseline-max", type=int, default=3000, help="abstracts given to en_core_web_sm (a sample)")
     ap.add_argument("--serve-store", type=Path, default=None,
                     help="measure store size, load time and API latency on this already-built store instead")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="build the store in this (new) directory and keep it, for later benchmarks")
     ap.add_argument("--latency-only", type=Path, default=None, help=argparse.SUPPRESS)  # the child process
     args = ap.parse_args()
     if args.latency_only:
@@ -135,7 +138,9 @@ def main() -> None:
         n, abstracts = write_slice(args.n, src)
         base = abstracts[: args.baseline_max]
         sm_rate = spacy_baseline(base)
-        store = Path(tmp) / "store"
+        store = args.keep or Path(tmp) / "store"
+        if args.keep and args.keep.exists():
+            sys.exit(f"--keep {args.keep}: already exists; give a new directory")
         wall, summary, peak_mb = kg_build(src, store, args.jobs)
         kg_rate = n / summary["extract_seconds"] if summary.get("extract_seconds") else n / wall
         served = args.serve_store or store
