@@ -231,8 +231,7 @@ def _hop(csr: Csr, src: np.ndarray, tmask: np.ndarray,
     if total > MAX_ROWS:
         raise NotVectorizable
     parent = np.repeat(np.arange(len(src)), lens)
-    offsets = np.cumsum(lens) - lens
-    idx = np.arange(total) - np.repeat(offsets, lens) + np.repeat(starts, lens)
+    idx = np.arange(total) + (starts - (np.cumsum(lens) - lens))[parent]  # row r's k-th edge: ptr[src[r]] + k
     ok = tmask[csr.typ[idx]]
     if skip_loops is not None:
         ok &= csr.nbr[idx] != skip_loops[parent]  # a self-loop is already an out-edge

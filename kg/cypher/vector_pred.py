@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -75,7 +76,7 @@ class Pred:
             ok = col.is_str[nodes]
             hit = np.zeros(n, bool)
             where = np.nonzero(ok)[0]
-            hit[where] = np.fromiter((test(x, s) for x in col.obj[nodes[where]]), bool, len(where))
+            hit[where] = np.fromiter(map(test, col.obj[nodes[where]].tolist(), repeat(s)), bool, len(where))
             return hit, ok & ~hit
         raise NotVectorizable
 

@@ -210,9 +210,9 @@ def test_objects_a_query_leaves_behind_are_frozen_garbage_is_not(monkeypatch: py
     class Cycle:
         pass
 
-    monkeypatch.setattr(cypher, "FREEZE_AFTER", 50)
+    monkeypatch.setattr(cypher, "FREEZE_AFTER", 100)
     monkeypatch.setattr(cypher, "_piled", [0])
-    g = random_graph(1)
+    g = random_graph(1, n=400)
     was = gc.isenabled()
     gc.enable()
     try:
@@ -221,7 +221,7 @@ def test_objects_a_query_leaves_behind_are_frozen_garbage_is_not(monkeypatch: py
         dead = weakref.ref(junk)
         del junk
         frozen = gc.get_freeze_count()
-        run_query(g, "MATCH (n) RETURN n.id AS id")  # leaves its 40 rows and more behind
+        run_query(g, "MATCH (n) RETURN [n.id] AS id")  # leaves its 400 rows of lists behind
         assert cypher._piled == [0]
         assert gc.get_freeze_count() > frozen
         assert dead() is None
