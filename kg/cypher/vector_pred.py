@@ -11,8 +11,10 @@ from kg.cypher import ast as A
 from kg.cypher.analysis import free_vars
 from kg.cypher.context import Context
 from kg.cypher.evaluator import evaluate
+from kg.cypher.textscan import SEP, joined
 from kg.cypher.vector_agg import NotVectorizable
 
+SCAN_ROWS = 2000  # from this many rows a string test searches the column's joined text (see textscan)
 _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
 
@@ -76,7 +78,11 @@ class Pred:
             ok = col.is_str[nodes]
             hit = np.zeros(n, bool)
             where = np.nonzero(ok)[0]
-            hit[where] = np.fromiter(map(test, col.obj[nodes[where]].tolist(), repeat(s)), bool, len(where))
+            text = joined(col, col.obj.tolist()) if len(where) >= SCAN_ROWS and s and SEP not in s else None
+            if text is not None:
+                hit[where] = text.hits(e.op, s)[nodes[where]]
+            else:
+                hit[where] = np.fromiter(map(test, col.obj[nodes[where]].tolist(), repeat(s)), bool, len(where))
             return hit, ok & ~hit
         raise NotVectorizable
 

@@ -229,3 +229,40 @@ def test_objects_a_query_leaves_behind_are_frozen_garbage_is_not(monkeypatch: py
         gc.unfreeze()
         if not was:
             gc.disable()
+
+
+def test_joined_text_finds_what_python_finds() -> None:
+    """STARTS WITH / ENDS WITH / CONTAINS over a joined column equal str.startswith / endswith / in."""
+    from kg.cypher.textscan import JoinedText, joined
+
+    rnd = random.Random(5)
+    for _ in range(200):
+        values: list[Any] = ["".join(rnd.choice("ab") for _ in range(rnd.randint(0, 5)))
+                             for _ in range(rnd.randint(0, 12))]
+        values += rnd.sample([None, 3, 2.5, True, ["a"]], rnd.randint(0, 2))
+        rnd.shuffle(values)
+        text = JoinedText(values)
+        for s in ("a", "b", "ab", "ba", "aa", "aba", "bbbbbb"):
+            for op, test in (("STARTS", str.startswith), ("ENDS", str.endswith), ("CONTAINS", str.__contains__)):
+                want = [type(v) is str and test(v, s) for v in values]
+                assert text.hits(op, s).tolist() == want, (values, op, s)
+
+    class Col:
+        pass
+
+    assert joined(Col(), ["a\x00b", "c"]) is None  # a value holding the separator: searched value by value
+
+
+def test_string_tests_by_joined_text_equal_the_interpreters(spy: Spy, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg.cypher.vector_pred as vector_pred
+
+    monkeypatch.setattr(vector_pred, "SCAN_ROWS", 0)
+    queries = [f"MATCH (e) WHERE e.{k} {op} $s RETURN e.id AS id" for k in ("name", "tag", "count")
+               for op in ("STARTS WITH", "ENDS WITH", "CONTAINS")]
+    for seed in range(3):
+        frozen = _frozen_copy(random_graph(seed))
+        for query in queries:
+            for s in ("a", "ph", "alpha", "", "x", "zz"):
+                want, got = spy.both(frozen, query, {"s": s})
+                assert spy.used.pop() is True, query
+                assert got == want, (query, s)
