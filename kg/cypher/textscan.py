@@ -42,11 +42,12 @@ class JoinedText:
         return out
 
 
-def joined(column: Any, values: Any) -> JoinedText | None:
-    """The column's joined text (built once, kept on the column), or None when it does not apply."""
+def joined(column: Any) -> JoinedText | None:
+    """The joined text of a `kg.cypher.columns.Column` (built once, kept on it), or None when it does not apply."""
     cached = getattr(column, "_joined", False)
     if cached is False:
         cached = None
+        values = column.obj.tolist()
         if sum(len(v) for v in values if type(v) is str) <= MAX_CHARS:
             cached = JoinedText(values)
             if cached.text.count(SEP) != len(values) + 1:  # a value holds the separator

@@ -78,7 +78,7 @@ class Pred:
             ok = col.is_str[nodes]
             hit = np.zeros(n, bool)
             where = np.nonzero(ok)[0]
-            text = joined(col, col.obj.tolist()) if len(where) >= SCAN_ROWS and s and SEP not in s else None
+            text = joined(col) if len(where) >= SCAN_ROWS and s and SEP not in s else None
             if text is not None:
                 hit[where] = text.hits(e.op, s)[nodes[where]]
             else:
