@@ -14,7 +14,8 @@ import pytest
 
 from kg.build import build
 from kg.readers import PaperRecord, read_papers
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+from kg.store.embedded import EmbeddedStore
+from kg.store.snapshot import SNAPSHOT_FILE
 
 from .helpers import write_jsonl
 
@@ -69,4 +70,4 @@ def built(tmp_path_factory: pytest.TempPathFactory, corpora: dict[str, Path], ex
 
 @pytest.fixture(scope="session")
 def graph_bytes(built: dict[str, Path]) -> dict[str, bytes]:
-    return {k: (p / GRAPH_FILE).read_bytes() for k, p in built.items()}
+    return {k: (p / SNAPSHOT_FILE).read_bytes() for k, p in built.items()}
