@@ -12,6 +12,8 @@ from kg.cli.main import store_dir_option
 def upgrade(store_dir: str) -> None:
     """Rewrite a store made by an older kg (graph.jsonl beside graph.snapshot) as graph.snapshot alone.
 
+    Its extraction log is compressed line by line, each line kept as it is otherwise.
+
     The graph is not derived again: the stored graph is written as it is, so its answers stay the same
     (a `kg build` into the store upgrades it too, deriving the graph with this kg). Takes the store's write lock.
     """
@@ -21,4 +23,4 @@ def upgrade(store_dir: str) -> None:
         if not store.upgrade():
             click.echo(f"{store_dir}: already in the current format")
             return
-    click.echo(f"{store_dir}: upgraded; graph.snapshot is now the store's one record of its graph")
+    click.echo(f"{store_dir}: upgraded to the current format (graph.snapshot alone, the extraction log compressed)")

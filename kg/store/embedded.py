@@ -323,11 +323,12 @@ class EmbeddedStore(NxReads):
         self._save(graph, papers)
 
     def upgrade(self) -> bool:
-        """Save a store made by an older kg in the current format, its graph as it is; False if it already is."""
+        """Save a store made by an older kg in the current format, its graph and extractions as they are; False
+        if it already is."""
         if not self.writable:
             raise StoreError(f"{self.path}: store opened read-only")
         if self.legacy is None:
-            return False
+            return self.cache.compact()
         if self.legacy == "graph.json":
             raise StoreError(f"{self.path}: made by a kg older than graph.jsonl; `kg build` it again from its input")
         graph = self.graph
@@ -337,9 +338,9 @@ class EmbeddedStore(NxReads):
     def _save(self, graph: nx.MultiDiGraph, papers: dict[str, str]) -> None:
         sfile = self.path / SNAPSHOT_FILE
         if self.legacy is not None:
-            print(f"kg: {self.path}: a store made by an older kg ({self.legacy}); saving it in the current format, "
-                  f"{SNAPSHOT_FILE} alone (`kg export --format jsonl` writes a portable copy of the graph)",
-                  file=sys.stderr)
+            print(f"kg: {self.path}: a store made by an older kg ({self.legacy}); saving it in the current format: "
+                  f"{SNAPSHOT_FILE} alone, the extraction log compressed (`kg export --format jsonl` writes a "
+                  f"portable copy of the graph)", file=sys.stderr)
         # Until the new snapshot is in place: a build killed meanwhile is named as such by the next command, which
         # serves the previous graph (the snapshot is replaced by a rename, so it is always one graph or the other).
         saving = self.path / SAVING_FILE
@@ -351,8 +352,10 @@ class EmbeddedStore(NxReads):
         identity: dict[str, Any] = {}
         _atomic_write(sfile, lambda fh: identity.update(write_snapshot(graph, related, keys, papers, fh)))
         saving.unlink()
-        for old in (GRAPH_FILE, "graph.json"):  # what an older kg kept: superseded by the snapshot now in place
-            (self.path / old).unlink(missing_ok=True)
+        if self.legacy is not None:
+            for old in (GRAPH_FILE, "graph.json"):  # what an older kg kept: superseded by the snapshot now in place
+                (self.path / old).unlink(missing_ok=True)
+            self.cache.compact()  # the same lines, compressed: a kill leaves one log or the other, both whole
         _fsync_dir(self.path)
         # Written for this snapshot (named by its identity): a kill before it is in place leaves the previous
         # index, which no longer matches and is rebuilt in memory when first used.

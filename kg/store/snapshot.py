@@ -6,8 +6,9 @@ while each node's out- and in-edges are a separate ``marshal`` blob found throug
 only when that node is visited, then kept in a bounded cache. Evidence sentences are stored as spans of their
 paper's abstract (the text itself only for a sentence that is not one), referred to by number from the edges.
 The related-papers index (the paper-entity incidence matrix), every entity's canonical name keys and the
-graph's topology as arrays are stored too, so a served store does not recompute them. The node table, the name
-keys and the edge blobs are compressed (``kg.store.snapcodec``); the arrays are not, as they are read in place.
+graph's topology as arrays are stored too, so a served store does not recompute them. The edge blobs, the name
+keys and the related-papers lists are compressed (``kg.store.snapcodec``); the node table is not (decompressing
+it would make opening slower), nor are the arrays, which are read in place.
 
 Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, version, section offsets, counts),
 then the header's length (8 bytes, little-endian) and ``MAGIC`` again. Since version 4 the snapshot is the
@@ -215,9 +216,8 @@ class FrozenGraph(nx.MultiDiGraph):
         self._node = {}
         base = snap.header["sections"]["nodes"][0]
         offsets = array("q", snap.section("nodes_offsets"))
-        unpack = snapcodec.unpack if snap.is_record else bytes
-        for lo, hi in zip(offsets, offsets[1:], strict=False):
-            self._node.update((a["id"], a) for a in marshal.loads(unpack(snap._mm[base + lo : base + hi])))
+        for lo, hi in zip(offsets, offsets[1:], strict=False):  # not compressed: opening would take longer
+            self._node.update((a["id"], a) for a in marshal.loads(snap._mm[base + lo : base + hi]))
         pos = {n: i for i, n in enumerate(self._node)}
         sent_base = snap.header["sections"]["sentences"][0]
         sent_off = array("q", snap.section("sentence_offsets"))

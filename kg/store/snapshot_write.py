@@ -80,7 +80,7 @@ def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex, name_keys: Mapping
     offsets = array("q", [0])
     begin("nodes")
     for i in range(0, len(ids), NODE_CHUNK):  # in chunks: one blob for 500k nodes would double the peak memory
-        add(snapcodec.pack(marshal.dumps([g._node[n] for n in ids[i : i + NODE_CHUNK]], MARSHAL_VERSION)))
+        add(marshal.dumps([g._node[n] for n in ids[i : i + NODE_CHUNK]], MARSHAL_VERSION))
         offsets.append(pos - current[1])
     end()
     section("nodes_offsets", offsets.tobytes())

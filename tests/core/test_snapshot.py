@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_extraction_log import plain  # tests/core is on sys.path (rootdir-relative imports)
 
 from kg.graph import with_dates
-from kg.store.embedded import GRAPH_FILE, SAVING_FILE, EmbeddedStore, write_graph
+from kg.store.embedded import GRAPH_FILE, INPUTS_FILE, SAVING_FILE, EmbeddedStore, write_graph
 from kg.store.snapshot import SNAPSHOT_FILE, VERSION, FrozenGraph, Snapshot
 
 
@@ -21,7 +22,8 @@ def run_kg(*args: str) -> tuple[int, str, str]:
 
 
 def legacy_copy(seeds_store_dir: Path, dst: Path) -> Path:
-    """The seeds store as a kg before snapshot version 4 left it without a snapshot: ``graph.jsonl`` alone."""
+    """The seeds store as a kg before snapshot version 4 left it without a snapshot: ``graph.jsonl`` alone, and
+    the extraction log uncompressed."""
     shutil.copytree(seeds_store_dir, dst)
     store = EmbeddedStore(seeds_store_dir)
     graph = nx_copy(store.graph)
@@ -29,6 +31,7 @@ def legacy_copy(seeds_store_dir: Path, dst: Path) -> Path:
         write_graph(with_dates(graph, as_text=True), store._papers, fh)
     (dst / SNAPSHOT_FILE).unlink()
     (dst / ".lock").unlink(missing_ok=True)
+    (dst / INPUTS_FILE).write_bytes(plain(dst / INPUTS_FILE))
     return dst
 
 
@@ -153,6 +156,7 @@ def test_kg_upgrade_rewrites_a_store_of_an_older_kg_with_the_same_graph(tmp_path
     assert code == 0, err
     assert "upgraded" in out and err.count("\n") == 1 and "older kg" in err
     assert not (store_dir / GRAPH_FILE).exists() and not (store_dir / SAVING_FILE).exists()
+    assert (store_dir / INPUTS_FILE).read_bytes() == (seeds_store_dir / INPUTS_FILE).read_bytes()  # compressed
     upgraded, original = EmbeddedStore(store_dir), EmbeddedStore(seeds_store_dir)
     assert upgraded.loaded_from == "snapshot"
     assert upgraded.stats() == original.stats() and upgraded._papers == original._papers
