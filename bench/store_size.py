@@ -4,8 +4,9 @@
 
 Per store: every file and folder it holds (``fulltext/`` summed), the total and its ratio to the input's size;
 then, in a fresh process per sample, the seconds ``EmbeddedStore(dir).stats()`` takes (opening the store) and
-the seconds of a first query that decodes a hub entity's edges and their evidence sentences. Samples alternate
-between the stores, so a busy machine slows them alike; medians, and the ratio to the first store.
+the seconds of a first query that decodes a hub entity's edges and their evidence sentences, as wall-clock and as
+CPU time (steadier on a busy machine). Samples alternate between the stores, so load slows them alike; medians,
+and the ratio to the first store.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ _PROBE = """
 import json, sys, time
 t0 = time.perf_counter()
 from kg.store.embedded import EmbeddedStore
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 s = EmbeddedStore(sys.argv[1]); s.stats()
-t2 = time.perf_counter()
+t2, c2 = time.perf_counter(), time.process_time()
 hub = s.cypher("MATCH (p:Paper)-[:USES]->(e) RETURN e.id AS id, count(p) AS n ORDER BY n DESC, id LIMIT 1").rows[0][0]
 r = s.cypher("MATCH (p:Paper)-[r]->(e {id: $id}) RETURN p.id, r.sentence ORDER BY p.id", {"id": hub}, max_rows=10**6)
-t3 = time.perf_counter()
-print(json.dumps({"open": t2 - t1, "first_query": t3 - t2, "rows": len(r.rows), "from": s.loaded_from}))
+t3, c3 = time.perf_counter(), time.process_time()
+print(json.dumps({"open": t2 - t1, "first_query": t3 - t2, "open_cpu": c2 - c1, "first_query_cpu": c3 - c2,
+                  "rows": len(r.rows), "from": s.loaded_from}))
 """
 
 
@@ -61,12 +63,12 @@ def main() -> None:
                 sys.exit(f"{store}: {r.stderr[-2000:]}")
             samples[store].append(json.loads(r.stdout.splitlines()[-1]))
     ref = args.stores[0]
-    med = {s: {k: statistics.median(x[k] for x in v) for k in ("open", "first_query")} for s, v in samples.items()}
+    keys = ("open", "first_query", "open_cpu", "first_query_cpu")
+    med = {s: {k: statistics.median(x[k] for x in v) for k in keys} for s, v in samples.items()}
     for store, m in med.items():
         rows = {x["rows"] for x in samples[store]}
-        print(f"{store} (from {samples[store][0]['from']}): open {m['open']:.3f} s "
-              f"(x{m['open'] / med[ref]['open']:.2f}), first query {m['first_query']:.3f} s "
-              f"(x{m['first_query'] / med[ref]['first_query']:.2f}, {sorted(rows)} rows)")
+        figures = ", ".join(f"{k.replace('_', ' ')} {m[k]:.3f} s (x{m[k] / med[ref][k]:.2f})" for k in keys)
+        print(f"{store} (from {samples[store][0]['from']}, {sorted(rows)} rows): {figures}")
 
 
 if __name__ == "__main__":

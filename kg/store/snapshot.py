@@ -221,14 +221,20 @@ class FrozenGraph(nx.MultiDiGraph):
         pos = {n: i for i, n in enumerate(self._node)}
         sent_base = snap.header["sections"]["sentences"][0]
         sent_off = array("q", snap.section("sentence_offsets"))
-        spans = array("i", snap.section("sentence_spans")) if snap.is_record else None
-        by_pos = list(self._node.values())
         mm = snap._mm
 
-        def sentence(i: int) -> str:
-            if spans is not None and (p := spans[3 * i]) >= 0:  # a span of its paper's abstract
-                return by_pos[p]["abstract"][spans[3 * i + 1] : spans[3 * i + 2]]
+        def text(i: int) -> str:
             return mm[sent_base + sent_off[i] : sent_base + sent_off[i + 1]].decode()
+
+        sentence = text
+        if snap.is_record:
+            spans = array("i", snap.section("sentence_spans"))
+            paper, start, end = spans[0::3], spans[1::3], spans[2::3]  # one index each, not 3 * i + k per read
+            by_pos = list(self._node.values())
+
+            def sentence(i: int) -> str:
+                p = paper[i]
+                return by_pos[p]["abstract"][start[i] : end[i]] if p >= 0 else text(i)  # a span of its abstract
 
         cache = LRUCache(max(CACHE_EDGES, min(2 * int(snap.header["edges"]), CACHE_EDGES_MAX)))
         self._adj = _Adjacency(snap, pos, "out", sentence, cache)
