@@ -141,6 +141,7 @@ class TrendIndex:
                  spans: Sequence[tuple[int, int]], dated: Sequence[bool]) -> None:
         self.papers, self.entities = list(papers), list(entities)
         self.col = {e: j for j, e in enumerate(self.entities)}
+        self.indptr, self.indices = np.asarray(indptr, dtype=np.int64), np.asarray(indices)
         span = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
         self.lo, self.hi = span[:, 0], span[:, 1]
         self.known = self.lo != NO_DAY
