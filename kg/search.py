@@ -137,8 +137,12 @@ class NameIndex:
         at = np.nonzero(ok)[0]
         key_of = np.searchsorted(starts, at, side="right") - 1
         order_ = np.argsort(pair[at], kind="stable")  # stable: each bigram's names stay in row order
-        self.gram_codes = pair[at][order_]
-        self.gram_keys = key_of[order_]
+        grams = pair[at][order_]
+        # As CSR: each distinct bigram once, then its names' rows (int32): 4 bytes per bigram of every name,
+        # not 16, which at 83k papers (a million names) is a few hundred MB.
+        self.gram_codes, first = np.unique(grams, return_index=True)
+        self.gram_ptr = np.append(first, len(grams)).astype(np.int64)
+        self.gram_keys = key_of[order_].astype(np.int32)
 
     def _near(self, la: int) -> tuple[int, int]:
         """The rows of the names whose length is within 3 of ``la``."""
@@ -150,8 +154,10 @@ class NameIndex:
         counts = np.zeros(hi - lo, dtype=np.int64)
         for g, cq in Counter(q[i : i + 2] for i in range(len(q) - 1)).items():
             code = ord(g[0]) * 0x110000 + ord(g[1])
-            a, b = np.searchsorted(self.gram_codes, [code, code + 1])
-            rows = self.gram_keys[a:b]
+            i = int(np.searchsorted(self.gram_codes, code))
+            if i == len(self.gram_codes) or self.gram_codes[i] != code:
+                continue
+            rows = self.gram_keys[self.gram_ptr[i] : self.gram_ptr[i + 1]]
             c, d = np.searchsorted(rows, [lo, hi])
             if d > c:
                 counts += np.minimum(np.bincount(rows[c:d] - lo, minlength=hi - lo), cq)
