@@ -56,6 +56,21 @@ def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
             for p, lab in graph.nodes(data="label") if lab == "Paper"}
 
 
+def paper_hits(graph: nx.MultiDiGraph, found: list[tuple[str, float]], named: str | None) -> list[SearchHit]:
+    """Full-text hits as search hits: BM25 scaled so the best is 0.9, plus 0.3 for a paper with a paper edge to
+    the entity the query names (``named``); at most 1.2, below an exact entity match (1.5). Reads only the found
+    papers' own edges: the entity named may have tens of thousands of papers."""
+    nodes, succ = graph._node, graph._succ
+    best = found[0][1] if found else 1.0
+    out = []
+    for pid, s in found:
+        keyed = succ[pid].get(named) if named is not None else None
+        linked = keyed is not None and any(e["type"] in PAPER_EDGE_TYPES for e in keyed.values())
+        out.append(SearchHit(kind="paper", id=pid, name=nodes[pid]["title"], type="paper",
+                             score=round(0.9 * s / best + (0.3 if linked else 0.0), 6), matched=nodes[pid]["title"]))
+    return out
+
+
 class NxReads(ExploreReads, Store):
     """Read methods over ``self.graph``; subclasses load and persist it."""
 
@@ -300,6 +315,14 @@ class NxReads(ExploreReads, Store):
         qk = canonical_key(q)
         if not qk:
             return []
+        hits = self._entity_hits(qk, limit)
+        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        hits += paper_hits(self.graph, found, self._alias_index().get(qk))
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        return hits[:limit]
+
+    def _entity_hits(self, qk: str, limit: int) -> list[SearchHit]:
+        """The ``limit`` entities whose names best match the canonical query ``qk``."""
         ents, names = self._search_indexes()
         nodes = self.graph._node
         owners, bound = names.bounded(qk)
@@ -324,22 +347,6 @@ class NxReads(ExploreReads, Store):
                 elif score > top[0]:
                     heapq.heapreplace(top, score)
         hits.sort(key=lambda h: (-h.score, h.id))
-        hits = hits[:limit]
-        # Papers: BM25 over titles and abstracts, scaled so the best is 0.9, plus 0.3 for a paper that links
-        # to the entity the query names; at most 1.2, below an exact entity match (1.5).
-        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
-        alias_hit = self._alias_index().get(qk)
-        succ = self.graph._succ
-        best = found[0][1] if found else 1.0
-        for pid, s in found:
-            # Only the found papers' own edges are read: the entity named may have tens of thousands of papers.
-            keyed = succ[pid].get(alias_hit) if alias_hit is not None else None
-            linked = keyed is not None and any(e["type"] in PAPER_EDGE_TYPES for e in keyed.values())
-            d = nodes[pid]
-            score = round(0.9 * s / best + (0.3 if linked else 0.0), 6)
-            hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=score,
-                                  matched=d["title"]))
-        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
         return hits[:limit]
 
     def cypher(self, query: str, parameters: Mapping[str, Any] | None = None, *, max_rows: int = 1000,
