@@ -191,10 +191,15 @@ def _stated(graph: nx.MultiDiGraph, rows: list[str], cols: set[str], papers: set
         -> dict[tuple[str, str, str], dict[str, Any]]:
     """(row, column, paper) -> the evidence of a relation that paper states between them, either direction."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    succ = graph._succ
+    columns = sorted(cols)
     for r in rows:
-        for adj in (graph._succ[r], graph._pred[r]):
-            for c in [c for c in cols if c in adj]:  # only the columns, never the (many) papers around a method
-                for attrs in adj[c].values():
+        # r -> c and c -> r, each read from its source's out-edges: an entity's in-edges hold every paper that
+        # links to it (tens of thousands for a common method), its out-edges only its relations.
+        out_r = succ[r]
+        for c in columns:
+            for keyed in (out_r.get(c), succ[c].get(r)):
+                for attrs in (keyed or {}).values():
                     pid = attrs.get("paper_id")
                     if attrs["type"] in _RELATIONS and pid in papers and "sentence" in attrs:
                         key = (r, c, pid)
