@@ -150,18 +150,21 @@ class NameIndex:
         return int(lo), int(hi)
 
     def _gram_counts(self, q: str, lo: int, hi: int) -> np.ndarray:
-        """For each name in rows ``lo:hi``, the bigrams it shares with ``q``, counted as a multiset intersection."""
-        counts = np.zeros(hi - lo, dtype=np.int64)
-        for g, cq in Counter(q[i : i + 2] for i in range(len(q) - 1)).items():
+        """For each name in rows ``lo:hi``, at least the bigrams it shares with ``q`` (a multiset intersection):
+        each of the query's bigrams counted once per occurrence in the name, in one pass over all their postings
+        (a name holding a bigram more often than the query is counted high, which only keeps a candidate)."""
+        parts = []
+        for g in set(q[i : i + 2] for i in range(len(q) - 1)):
             code = ord(g[0]) * 0x110000 + ord(g[1])
             i = int(np.searchsorted(self.gram_codes, code))
             if i == len(self.gram_codes) or self.gram_codes[i] != code:
                 continue
             rows = self.gram_keys[self.gram_ptr[i] : self.gram_ptr[i + 1]]
             c, d = np.searchsorted(rows, [lo, hi])
-            if d > c:
-                counts += np.minimum(np.bincount(rows[c:d] - lo, minlength=hi - lo), cq)
-        return counts
+            parts.append(rows[c:d])
+        if not parts:
+            return np.zeros(hi - lo, dtype=np.int64)
+        return np.bincount(np.concatenate(parts) - lo, minlength=hi - lo)
 
     def _quick_ratio_ok(self, q: str, rows: np.ndarray) -> np.ndarray:
         """Whether difflib's ``quick_ratio`` of ``q`` and each name in ``rows`` reaches 0.8; True where it is not
