@@ -7,7 +7,8 @@ Every block between ``<!-- docs:NAME -->`` and ``<!-- /docs:NAME -->`` in README
 - ``query1`` ... ``query5``: the answer of the ```cypher block just above each marker, as ``kg cypher`` prints it;
 - ``eval``, ``scale``: recorded outputs, too slow to recompute each time: ``docs/results/eval.txt`` (what
   ``kg eval`` printed; ``--eval`` runs it again and records it) and ``docs/results/scale.txt`` (what
-  ``python bench/run.py --n 0 --jobs 2`` printed).
+  ``python bench/run.py --n 0 --jobs 2`` printed), ``store-size``: ``docs/results/store-size.txt`` (what
+  ``python bench/store_size.py`` printed for the 83k store before and after ``kg upgrade``).
 
 tests/core/test_readme.py renders the same blocks and fails when the README differs (timings excepted), so the
 README cannot go stale: after a change that alters an output, run ``make docs`` and commit what it wrote.
@@ -36,7 +37,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 RESULTS = ROOT / "docs" / "results"
-RECORDED = {"eval": RESULTS / "eval.txt", "scale": RESULTS / "scale.txt"}
+RECORDED = {"eval": RESULTS / "eval.txt", "scale": RESULTS / "scale.txt", "store-size": RESULTS / "store-size.txt"}
 BLOCK = re.compile(r"(<!-- docs:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(\n<!-- /docs:(?P=name) -->)", re.S)
 WIDTH = 116
 # Machine-dependent figures, the same on both sides before comparing: seconds in the build summary.
