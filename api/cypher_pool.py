@@ -10,6 +10,7 @@ socket), so stopping the server in any way leaves no process behind.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import os
@@ -132,6 +133,23 @@ def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
         a.close()
 
 
+def _result(kind: str, payload: Any, memory_mb: int) -> CypherResult:
+    """A worker's reply as a result, or the exception it stands for."""
+    if kind == "memory":
+        raise CypherError(f"query needs more than its memory limit of {memory_mb} MB; return fewer or smaller values")
+    if kind == "bug":
+        raise RuntimeError(f"the Cypher engine failed on this query: {payload}")
+    if kind == "error":
+        cls, message = payload
+        try:
+            exc = cls(message)
+        except TypeError:  # a class whose constructor takes more than the message
+            exc = CypherError(message)
+        raise exc
+    columns, rows, truncated = payload
+    return CypherResult(columns=columns, rows=rows, truncated=truncated)
+
+
 class CypherPool:
     """``workers`` processes answering ``run`` calls; thread-safe, at most ``workers`` queries at once (callers
     beyond that wait for a free worker: the API's admission control keeps that wait short)."""
@@ -224,39 +242,47 @@ class CypherPool:
                 return w
             self._discard(w)
 
-    def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> CypherResult:
+    async def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> CypherResult:
+        """Run one query on an idle worker. The exchange happens on the event loop, not on a thread: a thread
+        woken by the reply waited for the GIL behind the busy loop (up to 5 ms a time, several times a query),
+        which capped two-hop queries at a tenth of what the workers could answer. A caller cancelled meanwhile
+        (its client hung up) kills the worker at once, so the slot is free for the next query."""
         if self._ctrl is None:
-            self.start()
-        w = self._take(timeout_s)
+            await asyncio.to_thread(self.start)
+        try:
+            w = self._idle.get_nowait()
+            if w.conn.poll(0):  # dead while idle (readable means end of file): let _take replace it
+                self._idle.put(w)
+                raise queue.Empty
+        except (queue.Empty, OSError):
+            w = await asyncio.to_thread(self._take, timeout_s)
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
+        loop = asyncio.get_running_loop()
         try:
             w.conn.send((query, parameters, max_rows, timeout_s))
-            if not w.conn.poll(timeout_s + GRACE_S):
-                raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped")
-            kind, payload = w.conn.recv()
-            if kind == "memory":
-                raise CypherError(f"query needs more than its memory limit of {self.memory_mb} MB; "
-                                  f"return fewer or smaller values")
-            keep = True
-            if kind == "bug":
-                raise RuntimeError(f"the Cypher engine failed on this query: {payload}")
-            if kind == "error":
-                cls, message = payload
-                try:
-                    exc = cls(message)
-                except TypeError:  # a class whose constructor takes more than the message
-                    exc = CypherError(message)
-                raise exc
-            columns, rows, truncated = payload
-            return CypherResult(columns=columns, rows=rows, truncated=truncated)
+            ready = loop.create_future()
+            loop.add_reader(w.conn.fileno(), lambda: ready.done() or ready.set_result(None))
+            try:
+                await asyncio.wait_for(ready, timeout_s + GRACE_S)
+            except TimeoutError:
+                raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped") from None
+            finally:
+                loop.remove_reader(w.conn.fileno())
+            kind, payload = w.conn.recv()  # the worker writes its whole reply at once: this read does not wait
+            keep = kind != "memory"
+            return _result(kind, payload, self.memory_mb)
         except (EOFError, OSError):
             raise CypherError("the query's worker process died (most likely past its memory limit of "
                               f"{self.memory_mb} MB); it has been replaced") from None
         finally:
             if keep:
                 self._idle.put(w)
-            else:
-                self._discard(w)
+            else:  # killed at once (the slot must not outlive the query); the fork of a replacement off the loop
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(w.pid, signal.SIGKILL)
+                replace = loop.run_in_executor(None, self._discard, w)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(replace)
 
     def pids(self) -> list[int]:
         """The workers' process ids (the zygote's first), for tests and diagnostics."""

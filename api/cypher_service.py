@@ -46,7 +46,7 @@ class CypherService:
         timeout_s = self.settings.cypher_timeout_s
         pool = self.pool
         if pool is not None:
-            return await self.admission.run(
+            return await self.admission.run_async(
                 lambda: pool.run(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
         return await self.admission.run(
             lambda: store.cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
