@@ -13,7 +13,7 @@ import asyncio
 import math
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -106,15 +106,6 @@ class Admission:
             self._leave()
             raise
         return await asyncio.wrap_future(fut)
-
-    async def run_async(self, fn: Callable[[], Awaitable[T]]) -> T:
-        """Await ``fn()`` once a slot is free; the slot is freed when it returns or is cancelled (``fn`` must
-        stop its work when cancelled: the Cypher pool kills the worker)."""
-        await self._enter()
-        try:
-            return await fn()
-        finally:
-            self._leave()
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)

@@ -10,7 +10,6 @@ socket), so stopping the server in any way leaves no process behind.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import os
@@ -133,6 +132,22 @@ def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
         a.close()
 
 
+class Ticket:
+    """One query's handle for cancelling it from another thread (its client hung up)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid: int | None = None  # the worker running the query, while it runs
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.cancelled = True
+            if self.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)  # not reaped until replaced: the pid cannot be reused
+
+
 def _result(kind: str, payload: Any, memory_mb: int) -> CypherResult:
     """A worker's reply as a result, or the exception it stands for."""
     if kind == "memory":
@@ -242,47 +257,37 @@ class CypherPool:
                 return w
             self._discard(w)
 
-    async def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> CypherResult:
-        """Run one query on an idle worker. The exchange happens on the event loop, not on a thread: a thread
-        woken by the reply waited for the GIL behind the busy loop (up to 5 ms a time, several times a query),
-        which capped two-hop queries at a tenth of what the workers could answer. A caller cancelled meanwhile
-        (its client hung up) kills the worker at once, so the slot is free for the next query."""
+    def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float,
+            ticket: Ticket | None = None) -> CypherResult:
+        """Run one query on an idle worker (blocking: call it from a thread). ``ticket.cancel()`` from another
+        thread stops the query at once by killing its worker, which is then replaced."""
         if self._ctrl is None:
-            await asyncio.to_thread(self.start)
-        try:
-            w = self._idle.get_nowait()
-            if w.conn.poll(0):  # dead while idle (readable means end of file): let _take replace it
-                self._idle.put(w)
-                raise queue.Empty
-        except (queue.Empty, OSError):
-            w = await asyncio.to_thread(self._take, timeout_s)
+            self.start()
+        ticket = ticket or Ticket()
+        w = self._take(timeout_s)
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
-        loop = asyncio.get_running_loop()
         try:
+            with ticket.lock:
+                if ticket.cancelled:
+                    keep = True
+                    raise CypherError("the query was cancelled")
+                ticket.pid = w.pid
             w.conn.send((query, parameters, max_rows, timeout_s))
-            ready = loop.create_future()
-            loop.add_reader(w.conn.fileno(), lambda: ready.done() or ready.set_result(None))
-            try:
-                await asyncio.wait_for(ready, timeout_s + GRACE_S)
-            except TimeoutError:
-                raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped") from None
-            finally:
-                loop.remove_reader(w.conn.fileno())
-            kind, payload = w.conn.recv()  # the worker writes its whole reply at once: this read does not wait
+            if not w.conn.poll(timeout_s + GRACE_S):
+                raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped")
+            kind, payload = w.conn.recv()
             keep = kind != "memory"
             return _result(kind, payload, self.memory_mb)
         except (EOFError, OSError):
             raise CypherError("the query's worker process died (most likely past its memory limit of "
-                              f"{self.memory_mb} MB); it has been replaced") from None
+                              f"{self.memory_mb} MB, or its client hung up); it has been replaced") from None
         finally:
+            with ticket.lock:  # from here the worker may serve another query: a late cancel must not kill it
+                ticket.pid = None
             if keep:
                 self._idle.put(w)
-            else:  # killed at once (the slot must not outlive the query); the fork of a replacement off the loop
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(w.pid, signal.SIGKILL)
-                replace = loop.run_in_executor(None, self._discard, w)
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(replace)
+            else:
+                self._discard(w)
 
     def pids(self) -> list[int]:
         """The workers' process ids (the zygote's first), for tests and diagnostics."""

@@ -4,6 +4,7 @@ that timed out or was cancelled."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -16,19 +17,12 @@ def test_waiters_are_served_in_arrival_order_as_soon_as_a_slot_frees() -> None:
         adm = Admission(1, wait_s=5.0)
         order: list[int] = []
         woke: list[float] = []
-        release = asyncio.Event()
-
-        async def first() -> None:
-            await release.wait()
-
-        async def later(i: int) -> None:
-            order.append(i)
-
-        holder = asyncio.create_task(adm.run_async(first))
+        release = threading.Event()
+        holder = asyncio.create_task(adm.run(lambda: release.wait(10)))
         await asyncio.sleep(0.01)
         tasks = []
         for i in range(5):
-            tasks.append(asyncio.create_task(adm.run_async(lambda i=i: later(i))))
+            tasks.append(asyncio.create_task(adm.run(lambda i=i: order.append(i))))
             await asyncio.sleep(0.001)  # they arrive in this order
         await asyncio.sleep(0.05)
         assert order == [] and adm.running == 1
@@ -47,13 +41,13 @@ def test_waiters_are_served_in_arrival_order_as_soon_as_a_slot_frees() -> None:
 def test_a_waiter_past_its_wait_gets_busy_and_a_cancelled_one_leaves_no_slot_taken() -> None:
     async def main() -> None:
         adm = Admission(1, wait_s=0.1)
-        release = asyncio.Event()
-        holder = asyncio.create_task(adm.run_async(release.wait))
+        release = threading.Event()
+        holder = asyncio.create_task(adm.run(lambda: release.wait(10)))
         await asyncio.sleep(0.01)
         with pytest.raises(ServerBusy) as busy:
-            await adm.run_async(release.wait)
+            await adm.run(lambda: 0)
         assert busy.value.retry_after == 1
-        cancelled = asyncio.create_task(adm.run_async(release.wait))  # its client hangs up while it waits
+        cancelled = asyncio.create_task(adm.run(lambda: 0))  # its client hangs up while it waits
         await asyncio.sleep(0.01)
         cancelled.cancel()
         release.set()
@@ -61,8 +55,6 @@ def test_a_waiter_past_its_wait_gets_busy_and_a_cancelled_one_leaves_no_slot_tak
         with pytest.raises(asyncio.CancelledError):
             await cancelled
         assert adm.running == 0
-        assert await adm.run_async(lambda: asyncio.sleep(0, result=7)) == 7
-        # A thread-run call still works beside them, and frees its slot.
         assert await adm.run(lambda: 8) == 8 and adm.running == 0
 
     asyncio.run(main())
