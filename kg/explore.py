@@ -70,14 +70,13 @@ def trends(index: TrendIndex, describe: Callable[[str], EntityRef], labels: Sequ
     if isinstance(chosen, str):
         return empty.model_copy(update={"note": f"nothing to compare: {chosen}; pass from= and to="})
     pa, pb = chosen
-    in_a, in_b = index.in_period(pa), index.in_period(pb)
-    n_a, n_b = int(in_a.sum()), int(in_b.sum())
-    ca, cb = index.counts(in_a), index.counts(in_b)
-    earlier = index.known & (index.hi <= pb.start)  # papers wholly before the later period
-    seen_before = index.counts(earlier)
+    n_a, ca = index.period_counts(pa)
+    n_b, cb = index.period_counts(pb)
+    seen_before = index.counts_before(pb.start)  # papers wholly before the later period
     ok = np.ones(len(index.entities), dtype=bool)
     if type is not None:
-        ok = np.asarray([lab == ENTITY_LABELS[type] for lab in labels], dtype=bool)
+        ok = index.of_label(labels, ENTITY_LABELS[type])
+    ca, cb = ca.astype(np.int64), cb.astype(np.int64)
     score = smoothed_log_ratio(ca, cb, n_a, n_b)
     ranked = ok & (np.maximum(ca, cb) >= min_count)
 
@@ -91,7 +90,7 @@ def trends(index: TrendIndex, describe: Callable[[str], EntityRef], labels: Sequ
                                  score=round(float(score[j]), 6), series=index.series(rows, bucket_of, len(buckets))))
         return out
 
-    ids = np.asarray(index.entities, dtype=object)
+    ids = index.rank()  # sorting by it is sorting by entity id
     rounded = np.round(score, 6)
     up = np.nonzero(ranked & (rounded > 0))[0]
     up = up[np.lexsort((ids[up], -cb[up], -rounded[up]))][:limit]

@@ -10,15 +10,18 @@ marked ``stated`` and listed first, with that sentence first among its evidence.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 from kg.errors import InputError, NotFoundError
 from kg.graph import ENTITY_EDGE_TYPES, LABEL_TYPES, PAPER_EDGE_TYPES
 from kg.models import EntityRef, Evidence, Landscape, LandscapeAxis, LandscapeCell, LandscapePaper
+from kg.trends import TrendIndex
 
 ROW_LABELS = ("Method", "Model")
 COLUMN_LABEL = {"Task": "Dataset", "Dataset": "Task"}
@@ -35,6 +38,15 @@ def focus_papers(graph: nx.MultiDiGraph, focus: str) -> list[str]:
                   if any(e["type"] in _PAPER_EDGES for e in keyed.values()))
 
 
+def _top(counts: Mapping[str, int], nodes: Mapping[str, Mapping[str, Any]], limit: int) -> list[str]:
+    """The ``limit`` entities most papers link to; equal counts by name, then id."""
+    pool: Iterable[str] = counts
+    if len(counts) > limit:  # only names with at least the limit-th count can make the list: sort just those
+        cut = heapq.nlargest(limit, counts.values())[-1]
+        pool = [e for e, n in counts.items() if n >= cut]
+    return sorted(pool, key=lambda e: (-counts[e], nodes[e]["name"].casefold(), e))[:limit]
+
+
 def axes(graph: nx.MultiDiGraph, focus: str, limit: int) -> tuple[list[str], list[str], list[str], list[str]]:
     """The focus's papers and the top ``limit`` rows, columns and metrics (entity ids), before any cell."""
     label = graph.nodes[focus]["label"]
@@ -42,53 +54,113 @@ def axes(graph: nx.MultiDiGraph, focus: str, limit: int) -> tuple[list[str], lis
     papers = focus_papers(graph, focus)
     counts: dict[str, Counter[str]] = {"row": Counter(), "col": Counter(), "metric": Counter()}
     kind_of = {**dict.fromkeys(ROW_LABELS, "row"), col_label: "col", "Metric": "metric"}
-    nodes = graph.nodes
-    succ = graph._succ  # the adjacency dicts themselves: networkx's edge views cost more than the reads here
+    # The graph's own dicts: networkx's node and edge views cost more than the reads here, tens of thousands
+    # of them for a task with a few thousand papers.
+    nodes, succ = graph._node, graph._succ
     for p in papers:
         for v, keyed in succ[p].items():
             kind = kind_of.get(nodes[v].get("label"))
             if kind and v != focus and any(e["type"] in _PAPER_EDGES for e in keyed.values()):
                 counts[kind][v] += 1
+    return papers, _top(counts["row"], nodes, limit), _top(counts["col"], nodes, limit), \
+        _top(counts["metric"], nodes, limit)
 
-    def top(c: Counter[str]) -> list[str]:
-        return sorted(c, key=lambda e: (-c[e], nodes[e]["name"].casefold(), e))[:limit]
 
-    return papers, top(counts["row"]), top(counts["col"]), top(counts["metric"])
+def _links_from_graph(graph: nx.MultiDiGraph, papers: list[str], axis: set[str]) -> dict[str, list[str]]:
+    """Each paper's axis entities (those it has a paper edge to)."""
+    succ = graph._succ
+    return {p: [v for v, keyed in succ[p].items()
+                if v in axis and any(e["type"] in _PAPER_EDGES for e in keyed.values())] for p in papers}
+
+
+class IncidenceAxes:
+    """``axes`` and each paper's axis entities from the paper-entity incidence (``kg.trends.TrendIndex``'s
+    arrays) instead of every paper's edges: numpy over the focus's papers' rows. The same answers."""
+
+    def __init__(self, index: TrendIndex, labels: Sequence[str]) -> None:
+        self.index = index
+        codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
+        self.code_of = codes
+        self.label_code = np.fromiter((codes[lab] for lab in labels), dtype=np.int64, count=len(labels))
+        self._last: tuple[str, np.ndarray, np.ndarray] | None = None
+
+    def _entries(self, focus: str) -> tuple[np.ndarray, np.ndarray]:
+        """(paper row position among the focus's papers, entity column) for each of their incidence entries."""
+        last = self._last
+        if last is not None and last[0] == focus:
+            return last[1], last[2]
+        ix = self.index
+        rows = ix.entity_papers(focus)
+        lo, hi = ix.indptr[rows], ix.indptr[rows + 1]
+        lengths = hi - lo
+        flat = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        owner, cols = np.repeat(np.arange(len(rows)), lengths), ix.indices[flat].astype(np.int64)
+        self._last = (focus, owner, cols)
+        return owner, cols
+
+    def axes(self, graph: nx.MultiDiGraph, focus: str, limit: int) -> tuple[list[str], list[str], list[str], list[str]]:
+        ix, nodes = self.index, graph._node
+        col_label = COLUMN_LABEL[nodes[focus]["label"]]
+        papers = [ix.papers[i] for i in ix.entity_papers(focus).tolist()]
+        owner, cols = self._entries(focus)
+        focus_col = ix.col.get(focus, -1)
+        out = []
+        for kind in (ROW_LABELS, (col_label,), ("Metric",)):
+            codes = [self.code_of[lab] for lab in kind if lab in self.code_of]
+            js = cols[np.isin(self.label_code[cols], codes) & (cols != focus_col)]
+            n = np.bincount(js, minlength=len(ix.entities))
+            hit = np.nonzero(n)[0]
+            out.append(_top(dict(zip([ix.entities[j] for j in hit.tolist()], n[hit].tolist(), strict=True)),
+                            nodes, limit))
+        return papers, out[0], out[1], out[2]
+
+    def links(self, focus: str, papers: list[str], axis: set[str]) -> dict[str, list[str]]:
+        ix = self.index
+        owner, cols = self._entries(focus)
+        wanted = np.asarray(sorted(ix.col[e] for e in axis if e in ix.col), dtype=np.int64)
+        keep = np.isin(cols, wanted)
+        out: dict[str, list[str]] = {p: [] for p in papers}
+        ents = ix.entities
+        for i, j in zip(owner[keep].tolist(), cols[keep].tolist(), strict=True):
+            out[papers[i]].append(ents[j])
+        return out
 
 
 def landscape(graph: nx.MultiDiGraph, focus: str, describe: Callable[[str], EntityRef], *, limit: int = 25,
-              cell_limit: int = 5) -> Landscape:
-    """The landscape of ``focus`` (a task or a dataset) from ``graph``'s typed edges."""
+              cell_limit: int = 5, incidence: IncidenceAxes | None = None) -> Landscape:
+    """The landscape of ``focus`` (a task or a dataset) from ``graph``'s typed edges (its papers and their
+    entities from ``incidence`` when given: the graph's paper edges as arrays)."""
     d = graph.nodes.get(focus)
     if d is None or d.get("label") not in LABEL_TYPES:
         raise NotFoundError(f"no entity with id '{focus}'")
     if d["label"] not in COLUMN_LABEL:
         raise InputError(f"a landscape is drawn for a task or a dataset; '{d['name']}' is a {LABEL_TYPES[d['label']]}")
-    papers, rows, cols, metrics = axes(graph, focus, limit)
+    if incidence is not None:
+        papers, rows, cols, metrics = incidence.axes(graph, focus, limit)
+        links = incidence.links(focus, papers, {*rows, *cols, *metrics})
+    else:
+        papers, rows, cols, metrics = axes(graph, focus, limit)
+        links = _links_from_graph(graph, papers, {*rows, *cols, *metrics})
     row_set, col_set, metric_set = set(rows), set(cols), set(metrics)
-    mention: dict[tuple[str, str], dict[str, Any]] = {}  # (paper, entity) -> the paper edge's evidence
     cells: dict[tuple[str, str], list[str]] = defaultdict(list)
     paper_metrics: dict[str, list[str]] = {}
     axis_count: Counter[str] = Counter()
-    succ = graph._succ
     for p in papers:
-        mine: dict[str, dict[str, Any]] = {}
-        for v, keyed in succ[p].items():
-            if v in row_set or v in col_set or v in metric_set:
-                e = next((e for e in keyed.values() if e["type"] in _PAPER_EDGES), None)
-                if e is not None:
-                    mine[v] = e
+        mine = links[p]
         rs = sorted(v for v in mine if v in row_set)
         cs = sorted(v for v in mine if v in col_set)
         paper_metrics[p] = sorted(v for v in mine if v in metric_set)
-        axis_count.update(v for v in mine if v in row_set or v in col_set or v in metric_set)
-        for v in (*rs, *cs):
-            mention[(p, v)] = mine[v]
+        axis_count.update(mine)
         for r in rs:
             for c in cs:
                 cells[(r, c)].append(p)
     stated = _stated(graph, rows, col_set, set(papers))
-    nodes = graph.nodes
+    nodes, succ = graph._node, graph._succ
+
+    def mention(p: str, v: str) -> dict[str, Any]:
+        """The paper edge's evidence: read only for the papers a cell lists."""
+        return next(e for e in succ[p][v].values() if e["type"] in _PAPER_EDGES)
+
     out_cells = []
     for (r, c), ps in sorted(cells.items()):
         ranked = sorted(ps, key=lambda p: ((r, c, p) not in stated, -(nodes[p].get("year") or 0), p))
@@ -97,7 +169,7 @@ def landscape(graph: nx.MultiDiGraph, focus: str, describe: Callable[[str], Enti
             ev = []
             if (r, c, p) in stated:
                 ev.append(_evidence(stated[(r, c, p)]))
-            ev += [_evidence(mention[(p, v)]) for v in (r, c) if "sentence" in mention[(p, v)]]
+            ev += [_evidence(e) for e in (mention(p, r), mention(p, c)) if "sentence" in e]
             seen: set[str] = set()
             unique = [x for x in ev if not (x.sentence in seen or seen.add(x.sentence))]  # type: ignore[func-returns-value]
             listed.append(LandscapePaper(id=p, title=nodes[p]["title"], year=nodes[p].get("year"),
@@ -119,10 +191,15 @@ def _stated(graph: nx.MultiDiGraph, rows: list[str], cols: set[str], papers: set
         -> dict[tuple[str, str, str], dict[str, Any]]:
     """(row, column, paper) -> the evidence of a relation that paper states between them, either direction."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    succ = graph._succ
+    columns = sorted(cols)
     for r in rows:
-        for adj in (graph._succ[r], graph._pred[r]):
-            for c in cols.intersection(adj):  # only the columns, never the (many) papers around a method
-                for attrs in adj[c].values():
+        # r -> c and c -> r, each read from its source's out-edges: an entity's in-edges hold every paper that
+        # links to it (tens of thousands for a common method), its out-edges only its relations.
+        out_r = succ[r]
+        for c in columns:
+            for keyed in (out_r.get(c), succ[c].get(r)):
+                for attrs in (keyed or {}).values():
                     pid = attrs.get("paper_id")
                     if attrs["type"] in _RELATIONS and pid in papers and "sentence" in attrs:
                         key = (r, c, pid)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from kg.errors import InputError
+from kg.lru import LRUCache
 
 _PERIOD = re.compile(r"(\d{4})(?:-(?:(H[12])|(Q[1-4])|(\d{1,2})(?:-(\d{1,2}))?))?", re.IGNORECASE)
 _ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -141,6 +142,7 @@ class TrendIndex:
                  spans: Sequence[tuple[int, int]], dated: Sequence[bool]) -> None:
         self.papers, self.entities = list(papers), list(entities)
         self.col = {e: j for j, e in enumerate(self.entities)}
+        self.indptr, self.indices = np.asarray(indptr, dtype=np.int64), np.asarray(indices)
         span = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
         self.lo, self.hi = span[:, 0], span[:, 1]
         self.known = self.lo != NO_DAY
@@ -159,6 +161,11 @@ class TrendIndex:
         self.month = np.full(len(self.papers), -1, dtype=np.int64)
         if self.dated.any():
             self.month[self.dated] = [_month_index(int(d)) for d in self.lo[self.dated]]
+        # Counts per period, asked again and again for the default pair: kept for a few periods (int32, so 16 of
+        # them take 26 MB at 400k entities).
+        self._counts = LRUCache(16 * max(1, len(self.entities)))
+        self._rank: np.ndarray | None = None
+        self._of_label: dict[tuple[int, str], tuple[Sequence[str], np.ndarray]] = {}
 
     @classmethod
     def from_csr(cls, papers: Sequence[str], entities: Sequence[str], indptr: np.ndarray, indices: np.ndarray,
@@ -201,6 +208,41 @@ class TrendIndex:
     def counts(self, mask: np.ndarray) -> np.ndarray:
         """Papers per entity among the papers where ``mask`` holds."""
         return np.bincount(self.inc_entity[mask[self.inc_paper]], minlength=len(self.entities))
+
+    def period_counts(self, p: Period) -> tuple[int, np.ndarray]:
+        """The papers in ``p`` and each entity's papers among them (``counts(in_period(p))``), remembered."""
+        return self._remember(("in", p.start, p.end), lambda: self.in_period(p))
+
+    def counts_before(self, day: int) -> np.ndarray:
+        """Each entity's papers wholly before ``day``, remembered."""
+        return self._remember(("before", day), lambda: self.known & (self.hi <= day))[1]
+
+    def _remember(self, key: tuple[Any, ...], mask_of: Callable[[], np.ndarray]) -> tuple[int, np.ndarray]:
+        hit = self._counts.get(key)
+        if hit is None:
+            mask = mask_of()
+            counts = self.counts(mask).astype(np.int32)
+            counts.flags.writeable = False  # shared by every caller
+            hit = self._counts.put(key, (int(mask.sum()), counts), len(counts))
+        return hit  # type: ignore[no-any-return]
+
+    def rank(self) -> np.ndarray:
+        """Each entity's position in id order: sorting by it sorts by id, without comparing strings."""
+        if self._rank is None:
+            order = np.argsort(np.asarray(self.entities, dtype=object), kind="stable")
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            self._rank = rank
+        return self._rank
+
+    def of_label(self, labels: Sequence[str], label: str) -> np.ndarray:
+        """Whether each entity's label (``labels[j]`` for column j) is ``label``, remembered per labels list."""
+        key = (id(labels), label)
+        hit = self._of_label.get(key)
+        if hit is None:  # the list is kept with its mask, so its id cannot pass to another list
+            mask = np.fromiter((lab == label for lab in labels), dtype=bool, count=len(labels))
+            hit = self._of_label[key] = (labels, mask)
+        return hit[1]
 
     def entity_papers(self, entity_id: str) -> np.ndarray:
         j = self.col.get(entity_id)

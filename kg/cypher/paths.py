@@ -86,7 +86,9 @@ def var_length(
                 )
             return
         left = cap - depth - 1
-        for nxt, rid in hops(graph, node, direction, flt):
+        # On the last hop only the end itself is within 0 hops of the end: look its edges up, not scan them all.
+        last = target if near is not None and left == 0 else None
+        for nxt, rid in hops(graph, node, direction, flt, last):
             if rid in used or (near is not None and near.get(nxt, cap + 1) > left):
                 continue
             used.add(rid)

@@ -76,10 +76,18 @@ class _Frame:
 
     def take(self, rows: np.ndarray) -> None:
         self.size = len(rows)
-        self.vars = {k: v[rows] for k, v in self.vars.items()}
-        self.rels = {k: v[rows] for k, v in self.rels.items()}
-        self.slots = {k: v[rows] for k, v in self.slots.items()}
-        self.eids = [e[rows] for e in self.eids]
+        done: dict[int, np.ndarray] = {}  # a variable's column is also its slot's (and a relationship's, its eid)
+
+        def pick(col: np.ndarray) -> np.ndarray:
+            out = done.get(id(col))
+            if out is None:
+                out = done[id(col)] = col[rows]
+            return out
+
+        self.vars = {k: pick(v) for k, v in self.vars.items()}
+        self.rels = {k: pick(v) for k, v in self.rels.items()}
+        self.slots = {k: pick(v) for k, v in self.slots.items()}
+        self.eids = [pick(e) for e in self.eids]
 
     def keep(self, mask: np.ndarray) -> None:
         if not mask.all():
@@ -231,8 +239,7 @@ def _hop(csr: Csr, src: np.ndarray, tmask: np.ndarray,
     if total > MAX_ROWS:
         raise NotVectorizable
     parent = np.repeat(np.arange(len(src)), lens)
-    offsets = np.cumsum(lens) - lens
-    idx = np.arange(total) - np.repeat(offsets, lens) + np.repeat(starts, lens)
+    idx = np.arange(total) + (starts - (np.cumsum(lens) - lens))[parent]  # row r's k-th edge: ptr[src[r]] + k
     ok = tmask[csr.typ[idx]]
     if skip_loops is not None:
         ok &= csr.nbr[idx] != skip_loops[parent]  # a self-loop is already an out-edge

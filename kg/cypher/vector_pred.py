@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,10 @@ from kg.cypher import ast as A
 from kg.cypher.analysis import free_vars
 from kg.cypher.context import Context
 from kg.cypher.evaluator import evaluate
+from kg.cypher.textscan import SEP, joined
 from kg.cypher.vector_agg import NotVectorizable
 
+SCAN_ROWS = 2000  # from this many rows a string test searches the column's joined text (see textscan)
 _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
 
@@ -39,6 +42,11 @@ class Pred:
         self.frame, self.ctx, self.topo = frame, ctx, frame.topo
 
     def truth(self, e: A.Expr) -> tuple[np.ndarray, np.ndarray]:
+        var = _label_test_of(e)
+        if var is not None and var in self.frame.vars:
+            # Labels alone decide it (``e:A OR e:B ...``): decide it once per label, then look each row up.
+            t = self._per_label(e)[self.topo.label_code[self.frame.vars[var]]]
+            return t, ~t
         if isinstance(e, A.BoolOp) and e.op in ("AND", "OR"):
             parts = [self.truth(x) for x in e.operands]
             t, f = parts[0]
@@ -70,9 +78,26 @@ class Pred:
             ok = col.is_str[nodes]
             hit = np.zeros(n, bool)
             where = np.nonzero(ok)[0]
-            hit[where] = np.fromiter((test(x, s) for x in col.obj[nodes[where]]), bool, len(where))
+            text = joined(col) if len(where) >= SCAN_ROWS and s and SEP not in s else None
+            if text is not None:
+                hit[where] = text.hits(e.op, s)[nodes[where]]
+            else:
+                hit[where] = np.fromiter(map(test, col.obj[nodes[where]].tolist(), repeat(s)), bool, len(where))
             return hit, ok & ~hit
         raise NotVectorizable
+
+    def _per_label(self, e: A.Expr) -> np.ndarray:
+        """Per label code: is ``e`` (label tests of one variable under AND/OR/NOT) true for a node with it."""
+        if isinstance(e, A.BoolOp):
+            parts = [self._per_label(x) for x in e.operands]
+            return np.logical_and.reduce(parts) if e.op == "AND" else np.logical_or.reduce(parts)
+        if isinstance(e, A.Unary):
+            return ~self._per_label(e.operand)
+        assert isinstance(e, A.HasLabels)
+        t = np.ones(len(self.topo.labels), bool)
+        for group in e.labels:
+            t &= self.topo.label_mask(group)
+        return t
 
     def _const(self, e: A.Expr) -> Any:
         if free_vars(e) or not isinstance(e, A.Literal | A.Param):
@@ -115,3 +140,15 @@ class Pred:
         else:
             raise NotVectorizable
         return res, ok & ~res
+
+
+def _label_test_of(e: A.Expr) -> str | None:
+    """The variable when ``e`` is label tests of that one variable joined by AND/OR/NOT, else None."""
+    if isinstance(e, A.HasLabels):
+        return e.subject.name if isinstance(e.subject, A.Var) else None
+    if isinstance(e, A.Unary) and e.op == "NOT":
+        return _label_test_of(e.operand)
+    if isinstance(e, A.BoolOp) and e.op in ("AND", "OR"):
+        names = {_label_test_of(x) for x in e.operands}
+        return names.pop() if len(names) == 1 else None
+    return None

@@ -11,7 +11,7 @@ from kg import explore
 from kg.errors import NotFoundError
 from kg.fulltext import FullTextIndex
 from kg.graph import LABEL_TYPES
-from kg.landscape import landscape
+from kg.landscape import IncidenceAxes, landscape
 from kg.models import EntityRef, EntityTimeline, Landscape, Trends
 from kg.trends import TrendIndex
 
@@ -43,6 +43,7 @@ class ExploreReads:
                     nodes = self.graph.nodes
                     cache["labels"] = [nodes[e]["label"] for e in r.entities]
                     cache["trends"] = TrendIndex.from_csr(r.papers, r.entities, r.indptr, r.indices, nodes)
+                    cache["incidence"] = IncidenceAxes(cache["trends"], cache["labels"])
         index: TrendIndex = cache["trends"]
         return index
 
@@ -78,5 +79,6 @@ class ExploreReads:
                               after=after, limit=limit, min_count=min_count)
 
     def landscape(self, entity_id: str, *, limit: int = 25, cell_limit: int = 5) -> Landscape:
+        self._trend_index()
         return landscape(self.graph, entity_id, self._entity_ref, limit=limit,  # type: ignore[attr-defined]
-                         cell_limit=cell_limit)
+                         cell_limit=cell_limit, incidence=self._explore()["incidence"])

@@ -47,7 +47,7 @@ from kg.related import RelatedIndex
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
 from kg.store.neo4j_values import from_driver
-from kg.store.nxreads import NxReads
+from kg.store.nxreads import NxReads, paper_hits
 from kg.trends import TrendIndex
 
 RECHECK_S = 2.0
@@ -58,15 +58,10 @@ class _Sub(NxReads):
     """NxReads over a fetched subgraph; the whole-graph indexes, where a read needs them, are passed in."""
 
     def __init__(self, graph: nx.MultiDiGraph, *, related: RelatedIndex | None = None,
-                 alias: dict[str, str] | None = None, fulltext: FullTextIndex | None = None) -> None:
+                 alias: dict[str, str] | None = None) -> None:
         super().__init__(graph)
         self._shared_related = related
         self._shared_alias = alias
-        self._shared_fulltext = fulltext
-
-    def _fulltext(self) -> FullTextIndex:
-        # Scores need the whole corpus (document frequencies), never just the fetched papers.
-        return self._shared_fulltext or super()._fulltext()
 
     def _related_index(self) -> RelatedIndex:
         return self._shared_related or super()._related_index()
@@ -282,21 +277,23 @@ class BoltReads(Store):
                                   items=[_Sub(g)._paper_summary(p) for p, _ in found])
 
     def search(self, q: str, limit: int = 20) -> list[SearchHit]:
+        """As ``NxReads.search``: the entities from the cached entity view and its name index, the papers from
+        the full-text index, with the found papers' edges to the entity the query names fetched."""
         view = self._entities()
         qk = canonical_key(q)
         if not qk:
             return []
-        # Every entity a name of which has the query's key: the one the search credits is among them.
-        named = [n for n, d in view.graph.nodes(data=True)
-                 if qk in {canonical_key(x) for x in (d["name"], *d["aliases"], d.get("key", ""))}]
-        fulltext = self._fulltext()
-        g = view.graph.copy()
-        _, found = fulltext.search(q, limit=limit + PAPER_RERANK)
+        hits = view._entity_hits(qk, limit)
+        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
         papers = [p for p, _ in found]
+        named = view._alias_index().get(qk)
+        g = nx.MultiDiGraph()
         self._fetch_nodes(g, {"Paper": papers}, brief=True)
-        if named and papers:
-            _add_rows(g, self._read(Q.SEARCH_PAPER_EDGES, papers=papers, entities=named))
-        return _Sub(g, alias=view._alias_index(), fulltext=fulltext).search(q, limit)
+        if named is not None and papers:
+            _add_rows(g, self._read(Q.SEARCH_PAPER_EDGES, papers=papers, entities=[named]))
+        hits += paper_hits(g, found, named)
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        return hits[:limit]
 
     # -- exploring a field ---------------------------------------------------------------------------
     def _describe(self, entity_id: str) -> EntityRef:

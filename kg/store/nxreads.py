@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import heapq
 import math
 import threading
 from collections import Counter, defaultdict
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 from kg.canon import canonical_key
 from kg.errors import InputError, NotFoundError
@@ -33,7 +35,7 @@ from kg.models import (
     Stats,
 )
 from kg.related import RelatedIndex
-from kg.search import NameIndex
+from kg.search import NameIndex, lcs_length
 from kg.store.base import Store
 from kg.store.explore_reads import ExploreReads
 
@@ -52,6 +54,21 @@ def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
     """Each paper's entities (the targets of its paper-to-entity edges): the related-papers index's input."""
     return {p: [v for _, v, t in graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES]
             for p, lab in graph.nodes(data="label") if lab == "Paper"}
+
+
+def paper_hits(graph: nx.MultiDiGraph, found: list[tuple[str, float]], named: str | None) -> list[SearchHit]:
+    """Full-text hits as search hits: BM25 scaled so the best is 0.9, plus 0.3 for a paper with a paper edge to
+    the entity the query names (``named``); at most 1.2, below an exact entity match (1.5). Reads only the found
+    papers' own edges: the entity named may have tens of thousands of papers."""
+    nodes, succ = graph._node, graph._succ
+    best = found[0][1] if found else 1.0
+    out = []
+    for pid, s in found:
+        keyed = succ[pid].get(named) if named is not None else None
+        linked = keyed is not None and any(e["type"] in PAPER_EDGE_TYPES for e in keyed.values())
+        out.append(SearchHit(kind="paper", id=pid, name=nodes[pid]["title"], type="paper",
+                             score=round(0.9 * s / best + (0.3 if linked else 0.0), 6), matched=nodes[pid]["title"]))
+    return out
 
 
 class NxReads(ExploreReads, Store):
@@ -233,10 +250,12 @@ class NxReads(ExploreReads, Store):
                 s = 0.8
             elif f" {qk}" in f" {nk}":
                 s = 0.6
-            elif len(qk) >= 4 and abs(len(nk) - len(qk)) <= 3:
-                m = difflib.SequenceMatcher(None, qk, nk)
-                # quick_ratio() bounds ratio() from above and costs far less.
-                r = m.ratio() if m.quick_ratio() >= 0.8 else 0.0
+            elif len(qk) >= 4 and abs(len(nk) - len(qk)) <= 3 and (best is None or best[0] < 0.5):
+                # (a fuzzy score is below 0.5, so it cannot replace a better name's; skipping it saves difflib)
+                # The common-subsequence ratio bounds ratio() from above (tighter than quick_ratio()) and costs
+                # far less.
+                r = (difflib.SequenceMatcher(None, qk, nk).ratio()
+                     if 2.0 * lcs_length(qk, nk) / (len(qk) + len(nk)) >= 0.8 else 0.0)
                 s = 0.5 * r if r >= 0.8 else 0.0
             else:
                 s = 0.0
@@ -281,6 +300,9 @@ class NxReads(ExploreReads, Store):
                 ents = self.entity_ids()
                 keys = self._name_keys()
                 names = NameIndex([keys[e][:-1] for e in ents])  # the stored key is for lookups, not search
+                nodes = self.graph._node
+                names.paper_counts = np.fromiter((nodes[e]["paper_count"] for e in ents), dtype=np.float64,
+                                                 count=len(ents))
                 self._search = (ents, names)
             return self._search
 
@@ -293,33 +315,38 @@ class NxReads(ExploreReads, Store):
         qk = canonical_key(q)
         if not qk:
             return []
+        hits = self._entity_hits(qk, limit)
+        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        hits += paper_hits(self.graph, found, self._alias_index().get(qk))
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        return hits[:limit]
+
+    def _entity_hits(self, qk: str, limit: int) -> list[SearchHit]:
+        """The ``limit`` entities whose names best match the canonical query ``qk``."""
         ents, names = self._search_indexes()
+        nodes = self.graph._node
+        owners, bound = names.bounded(qk)
+        most = bound * (1.0 + 0.1 * np.log1p(names.paper_counts[owners]))  # the most each candidate can score
         hits: list[SearchHit] = []
-        for i in names.candidates(qk):
-            eid = ents[i]
+        top: list[float] = []  # the best `limit` scores so far, a min-heap
+        for i in np.argsort(-most, kind="stable").tolist():
+            # Candidates come best bound first: once `limit` scores beat the next bound, none after can enter
+            # (the margin covers rounding and numpy's log1p against math's).
+            if len(top) >= limit and top[0] > most[i] + 1e-6:
+                break
+            eid = ents[owners[i]]
             m = self._match_entity(eid, qk)
             if m:
-                d = self.graph.nodes[eid]
+                d = nodes[eid]
                 # Among equal matches, the entity more papers use ranks first.
-                score = m[0] * (1.0 + 0.1 * math.log1p(d["paper_count"]))
+                score = round(m[0] * (1.0 + 0.1 * math.log1p(d["paper_count"])), 6)
                 hits.append(SearchHit(kind="entity", id=eid, name=d["name"], type=LABEL_TYPES[d["label"]],
-                                      score=round(score, 6), matched=m[1]))
+                                      score=score, matched=m[1]))
+                if len(top) < limit:
+                    heapq.heappush(top, score)
+                elif score > top[0]:
+                    heapq.heapreplace(top, score)
         hits.sort(key=lambda h: (-h.score, h.id))
-        hits = hits[:limit]
-        # Papers: BM25 over titles and abstracts, scaled so the best is 0.9, plus 0.3 for a paper that links
-        # to the entity the query names; at most 1.2, below an exact entity match (1.5).
-        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
-        linked: set[str] = set()
-        alias_hit = self._alias_index().get(qk)
-        if alias_hit is not None and alias_hit in self.graph:
-            linked = {u for u, _, t in self.graph.in_edges(alias_hit, data="type") if t in PAPER_EDGE_TYPES}
-        best = found[0][1] if found else 1.0
-        for pid, s in found:
-            d = self.graph.nodes[pid]
-            score = round(0.9 * s / best + (0.3 if pid in linked else 0.0), 6)
-            hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=score,
-                                  matched=d["title"]))
-        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
         return hits[:limit]
 
     def cypher(self, query: str, parameters: Mapping[str, Any] | None = None, *, max_rows: int = 1000,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kg.canon import canonical_key
 from kg.graph import LABEL_TYPES
 from kg.models import SearchHit
-from kg.search import JoinedText, NameIndex
+from kg.search import JoinedText, NameIndex, lcs_length
 
 _ANALYSER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
              .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
@@ -94,11 +94,11 @@ def test_any_query_equals_a_full_scan(seeds_store, q: str) -> None:
 
 
 def test_name_index_keeps_every_fuzzy_match() -> None:
-    """The bigram bound never drops a name difflib would accept."""
+    """The bigram and quick_ratio bounds never drop a name difflib would accept (names beyond ASCII too)."""
     import difflib
 
     rng = random.Random(5)
-    alphabet = "abcdefgh "
+    alphabet = "abcdefgh \u00e9"
     names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))).strip() or "a" for _ in range(3000)]
     index = NameIndex([[n] for n in names])
     for _ in range(300):
@@ -108,6 +108,15 @@ def test_name_index_keeps_every_fuzzy_match() -> None:
         want = {i for i, n in enumerate(names)
                 if abs(len(n) - len(q)) <= 3 and difflib.SequenceMatcher(None, q, n).ratio() >= 0.8}
         assert want <= index.candidates(q), q
+
+
+@given(st.text(alphabet="abc\u00e9 ", max_size=14), st.text(alphabet="abc\u00e9 ", max_size=14))
+def test_lcs_length_equals_the_dynamic_programme(a: str, b: str) -> None:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            table[i + 1][j + 1] = table[i][j] + 1 if x == y else max(table[i][j + 1], table[i + 1][j])
+    assert lcs_length(a, b) == table[-1][-1]
 
 
 @pytest.mark.parametrize("needle,rows", [("net", [0, 2]), ("work", [0]), ("zz", []), ("n", [0, 1, 2]),

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+import numpy as np
 import pytest
 
 import kg.cypher.vector as vector
+import kg.cypher.vector_agg as vector_agg
 from kg.cypher import paths, run_query
 from kg.cypher.context import Context
 from kg.cypher.paths import RelFilter, shortest_paths
@@ -64,6 +66,11 @@ QUERIES = [
     ("MATCH (e) WHERE e.count < 3 OR e.tag = true RETURN e.count AS c, count(*) AS n", True),
     ("MATCH (e) WHERE NOT (e.count = 3) AND e.name <> 'beta' RETURN e.count AS c, count(*) AS n", True),
     ("MATCH (e) WHERE e:Paper OR e:Dataset RETURN labels(e)[0] AS t, count(*) AS n ORDER BY n DESC, t", True),
+    ("MATCH (e) WHERE NOT (e:Paper OR e:Method:Dataset) AND NOT e:Nothing RETURN labels(e)[0] AS t, count(*) AS n",
+     True),
+    ("MATCH (a)-->(e) WHERE e:Paper|Method OR (a:Dataset AND NOT a:Paper) RETURN e.id AS e, count(*) AS n", True),
+    ("MATCH (a)-->(b) RETURN b, a.name AS name, count(*) AS n ORDER BY name, b DESC LIMIT 5", True),
+    ("MATCH (a)-->(b) RETURN b.count AS c, count(DISTINCT a) AS n ORDER BY n DESC, c LIMIT 3", True),
     ("MATCH (e) WHERE e.tag IS NULL AND e.name STARTS WITH 'g' RETURN count(*) AS n", True),
     ("MATCH (e:Method {name: 'alpha'}) WHERE e.name CONTAINS 'lph' RETURN e.count AS c, count(*) AS n", True),
     ("MATCH (e:Nothing) RETURN count(*) AS n", True),
@@ -130,6 +137,17 @@ def test_vectorised_rows_equal_the_interpreters(seed: int, spy: Spy, tmp_path: P
             assert got == want, query
 
 
+def test_grouping_by_sorting_equals_the_table(spy: Spy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grouping by one sort (code ranges too wide for a table) gives the same rows as the table."""
+    monkeypatch.setattr(vector_agg, "DENSE_SLACK", -10**9)
+    for seed in range(3):
+        frozen = _frozen_copy(random_graph(seed))
+        for query, vectorised in QUERIES:
+            want, got = spy.both(frozen, query)
+            assert spy.used.pop() is vectorised, query
+            assert got == want, query
+
+
 def test_parameters_behave_alike(spy: Spy) -> None:
     frozen = _frozen_copy(random_graph(7))
     query = "MATCH (a {id: $id})-[]->(b) WHERE b.count >= $c RETURN b.name AS name, count(*) AS n ORDER BY name"
@@ -180,3 +198,72 @@ def test_walks_to_a_fixed_end_equal_the_full_search(seed: int, monkeypatch: pyte
     steered = [run_query(g, q, p, max_rows=100_000).rows for q, p in cases]
     monkeypatch.setattr(Planner, "_bind_end", lambda self, pi, rel_idx, dst: None)
     assert [run_query(g, q, p, max_rows=100_000).rows for q, p in cases] == steered
+
+
+def test_objects_a_query_leaves_behind_are_frozen_garbage_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past FREEZE_AFTER objects left by queries (caches they built), the engine freezes them, so full
+    collections stop walking them; garbage cycles are collected first, never frozen."""
+    import gc
+    import weakref
+
+    import kg.cypher as cypher
+
+    class Cycle:
+        pass
+
+    monkeypatch.setattr(cypher, "FREEZE_AFTER", 100)
+    monkeypatch.setattr(cypher, "_piled", [0])
+    g = random_graph(1, n=400)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        junk = Cycle()
+        junk.me = junk  # type: ignore[attr-defined]
+        dead = weakref.ref(junk)
+        del junk
+        frozen = gc.get_freeze_count()
+        run_query(g, "MATCH (n) RETURN [n.id] AS id")  # leaves its 400 rows of lists behind
+        assert cypher._piled == [0]
+        assert gc.get_freeze_count() > frozen
+        assert dead() is None
+    finally:
+        gc.unfreeze()
+        if not was:
+            gc.disable()
+
+
+def test_joined_text_finds_what_python_finds() -> None:
+    """STARTS WITH / ENDS WITH / CONTAINS over a joined column equal str.startswith / endswith / in."""
+    from kg.cypher.textscan import JoinedText, joined
+
+    rnd = random.Random(5)
+    for _ in range(200):
+        values: list[Any] = ["".join(rnd.choice("ab") for _ in range(rnd.randint(0, 5)))
+                             for _ in range(rnd.randint(0, 12))]
+        values += rnd.sample([None, 3, 2.5, True, ["a"]], rnd.randint(0, 2))
+        rnd.shuffle(values)
+        text = JoinedText(values)
+        for s in ("a", "b", "ab", "ba", "aa", "aba", "bbbbbb"):
+            for op, test in (("STARTS", str.startswith), ("ENDS", str.endswith), ("CONTAINS", str.__contains__)):
+                want = [type(v) is str and test(v, s) for v in values]
+                assert text.hits(op, s).tolist() == want, (values, op, s)
+
+    class Col:
+        obj = np.array(["a\x00b", "c"], dtype=object)
+
+    assert joined(Col()) is None  # a value holding the separator: searched value by value
+
+
+def test_string_tests_by_joined_text_equal_the_interpreters(spy: Spy, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg.cypher.vector_pred as vector_pred
+
+    monkeypatch.setattr(vector_pred, "SCAN_ROWS", 0)
+    queries = [f"MATCH (e) WHERE e.{k} {op} $s RETURN e.id AS id" for k in ("name", "tag", "count")
+               for op in ("STARTS WITH", "ENDS WITH", "CONTAINS")]
+    for seed in range(3):
+        frozen = _frozen_copy(random_graph(seed))
+        for query in queries:
+            for s in ("a", "ph", "alpha", "", "x", "zz"):
+                want, got = spy.both(frozen, query, {"s": s})
+                assert spy.used.pop() is True, query
+                assert got == want, (query, s)
