@@ -1,8 +1,10 @@
-"""Admission control for Cypher: at most ``limit`` queries run at once, the rest wait briefly, then get 503.
+"""Admission control for Cypher: at most ``limit`` queries run at once, the rest wait briefly in turn, then get 503.
 
 Queries run on their own threads (``executor``), never on the pool that serves the light endpoints, so a burst
-of Cypher cannot queue /health or /search behind it. The counter is a plain lock, not an asyncio primitive,
-so one app can be driven from several event loops (tests do).
+of Cypher cannot queue /health or /search behind it. Waiting queries queue first come, first served, and are
+woken when a slot frees (not by polling: 50 waiters polling every 10 ms took a share of the server's core and
+let late comers overtake). The counter is a plain lock, not an asyncio primitive, so one app can be driven
+from several event loops (tests do): a slot is handed to a waiter under the lock, then its loop is told.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
-import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -18,7 +20,6 @@ from typing import TypeVar
 from kg.errors import KGError
 
 T = TypeVar("T")
-POLL_S = 0.01
 
 
 class ServerBusy(KGError):
@@ -29,33 +30,69 @@ class ServerBusy(KGError):
         self.retry_after = retry_after
 
 
+class _Waiter:
+    __slots__ = ("loop", "future", "granted")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.granted = False  # set under the lock: the slot is this waiter's, whether or not it has woken yet
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
 class Admission:
     def __init__(self, limit: int, wait_s: float) -> None:
         self.limit = limit
         self.wait_s = wait_s
         self.running = 0
+        self._waiting: deque[_Waiter] = deque()
         self._lock = threading.Lock()
         self.executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="kg-cypher")
 
-    def _try_enter(self) -> bool:
-        with self._lock:
-            if self.running >= self.limit:
-                return False
-            self.running += 1
-            return True
-
     def _leave(self) -> None:
+        """Free a slot: hand it to the longest waiter if there is one (``running`` stays), else count it off."""
         with self._lock:
-            self.running -= 1
+            if not self._waiting:
+                self.running -= 1
+                return
+            w = self._waiting.popleft()
+            w.granted = True
+        try:
+            w.loop.call_soon_threadsafe(_wake, w.future)
+        except RuntimeError:  # its loop is closed: the waiter is gone, pass the slot on
+            self._leave()
+
+    async def _enter(self) -> None:
+        with self._lock:
+            if self.running < self.limit and not self._waiting:
+                self.running += 1
+                return
+            w = _Waiter(asyncio.get_running_loop())
+            self._waiting.append(w)
+        try:
+            await asyncio.wait({w.future}, timeout=self.wait_s)
+        except BaseException:  # cancelled (the client hung up): a slot handed over meanwhile goes to the next
+            if self._withdraw(w):
+                self._leave()
+            raise
+        if not self._withdraw(w):  # a slot granted just as the wait timed out is still ours: no 503 then
+            raise ServerBusy(f"{self.limit} Cypher queries are already running and none finished within "
+                             f"{self.wait_s:g} s; retry shortly", retry_after=max(1, math.ceil(self.wait_s)))
+
+    def _withdraw(self, w: _Waiter) -> bool:
+        """Leave the queue; True when ``w`` had been granted a slot (which it now holds)."""
+        with self._lock:
+            if not w.granted:
+                self._waiting.remove(w)
+            return w.granted
 
     async def run(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on a Cypher thread once a slot is free; ServerBusy if none frees within ``wait_s``."""
-        deadline = time.monotonic() + self.wait_s
-        while not self._try_enter():
-            if time.monotonic() >= deadline:
-                raise ServerBusy(f"{self.limit} Cypher queries are already running and none finished within "
-                                 f"{self.wait_s:g} s; retry shortly", retry_after=max(1, math.ceil(self.wait_s)))
-            await asyncio.sleep(POLL_S)
+        await self._enter()
 
         def call() -> T:
             try:

@@ -132,6 +132,39 @@ def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
         a.close()
 
 
+class Ticket:
+    """One query's handle for cancelling it from another thread (its client hung up)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid: int | None = None  # the worker running the query, while it runs
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.cancelled = True
+            if self.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)  # not reaped until replaced: the pid cannot be reused
+
+
+def _result(kind: str, payload: Any, memory_mb: int) -> CypherResult:
+    """A worker's reply as a result, or the exception it stands for."""
+    if kind == "memory":
+        raise CypherError(f"query needs more than its memory limit of {memory_mb} MB; return fewer or smaller values")
+    if kind == "bug":
+        raise RuntimeError(f"the Cypher engine failed on this query: {payload}")
+    if kind == "error":
+        cls, message = payload
+        try:
+            exc = cls(message)
+        except TypeError:  # a class whose constructor takes more than the message
+            exc = CypherError(message)
+        raise exc
+    columns, rows, truncated = payload
+    return CypherResult(columns=columns, rows=rows, truncated=truncated)
+
+
 class CypherPool:
     """``workers`` processes answering ``run`` calls; thread-safe, at most ``workers`` queries at once (callers
     beyond that wait for a free worker: the API's admission control keeps that wait short)."""
@@ -224,35 +257,33 @@ class CypherPool:
                 return w
             self._discard(w)
 
-    def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> CypherResult:
+    def run(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float,
+            ticket: Ticket | None = None) -> CypherResult:
+        """Run one query on an idle worker (blocking: call it from a thread). ``ticket.cancel()`` from another
+        thread stops the query at once by killing its worker, which is then replaced."""
         if self._ctrl is None:
             self.start()
+        ticket = ticket or Ticket()
         w = self._take(timeout_s)
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:
+            with ticket.lock:
+                if ticket.cancelled:
+                    keep = True
+                    raise CypherError("the query was cancelled")
+                ticket.pid = w.pid
             w.conn.send((query, parameters, max_rows, timeout_s))
             if not w.conn.poll(timeout_s + GRACE_S):
                 raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped")
             kind, payload = w.conn.recv()
-            if kind == "memory":
-                raise CypherError(f"query needs more than its memory limit of {self.memory_mb} MB; "
-                                  f"return fewer or smaller values")
-            keep = True
-            if kind == "bug":
-                raise RuntimeError(f"the Cypher engine failed on this query: {payload}")
-            if kind == "error":
-                cls, message = payload
-                try:
-                    exc = cls(message)
-                except TypeError:  # a class whose constructor takes more than the message
-                    exc = CypherError(message)
-                raise exc
-            columns, rows, truncated = payload
-            return CypherResult(columns=columns, rows=rows, truncated=truncated)
+            keep = kind != "memory"
+            return _result(kind, payload, self.memory_mb)
         except (EOFError, OSError):
             raise CypherError("the query's worker process died (most likely past its memory limit of "
-                              f"{self.memory_mb} MB); it has been replaced") from None
+                              f"{self.memory_mb} MB, or its client hung up); it has been replaced") from None
         finally:
+            with ticket.lock:  # from here the worker may serve another query: a late cancel must not kill it
+                ticket.pid = None
             if keep:
                 self._idle.put(w)
             else:

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from api import errors
+from api.cache import ResponseCache
 from api.cypher_service import CypherService
 from api.middleware import BodyLimit, TokenAuth, redact_access_log
 from api.routes import cypher, entities, explore, meta, papers, search
@@ -58,6 +59,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.state.store = store
     app.state.cypher = CypherService(settings)
     errors.install(app)
+    # Inside the body limit and the token check, so a cached answer is given only to a request they let in.
+    app.add_middleware(ResponseCache, budget_bytes=settings.response_cache_mb * 1024 * 1024,
+                       store_of=lambda scope: app.state.store)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.token:  # added last, so it runs first: a request without the token is not even read
         app.add_middleware(TokenAuth, token=settings.token)

@@ -48,6 +48,8 @@ class Settings:
     cypher_queue_wait_s: float = 2.0
     cypher_memory_mb: int = 512  # address space a worker may add for one query; past it the query gets 400
     max_body_bytes: int = 256 * 1024
+    # Whole JSON answers to repeated GETs of the store's reads, kept in memory (api.cache); 0 turns it off.
+    response_cache_mb: int = 64
     token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -62,5 +64,7 @@ class Settings:
                 raise InputError(f"refusing to serve on {self.host or 'every interface'} with a {len(self.token)}-"
                                  f"character token: use at least {MIN_TOKEN_CHARS} characters, e.g. "
                                  f"`python -c 'import secrets; print(secrets.token_urlsafe())'`")
-        if self.cypher_workers < 0 or self.cypher_queue_wait_s < 0 or self.cypher_memory_mb < 64:
-            raise InputError("cypher_workers and cypher_queue_wait_s must be >= 0 and cypher_memory_mb >= 64")
+        if (self.cypher_workers < 0 or self.cypher_queue_wait_s < 0 or self.cypher_memory_mb < 64
+                or self.response_cache_mb < 0):
+            raise InputError("cypher_workers, cypher_queue_wait_s and response_cache_mb must be >= 0 and "
+                             "cypher_memory_mb >= 64")

@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import socket
 import subprocess
 import sys
@@ -96,6 +97,23 @@ def pct(xs: list[float], p: float) -> float:
         return float("nan")
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def cpu_s(pid: int, children: bool = True) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and (``children``) its live descendants (Linux /proc)."""
+    total = 0
+    for p in (pid, *(descendants(pid) if children else ())):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def rss_kb(pid: int) -> int:
@@ -184,9 +202,13 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
         tasks.append(hostile())
     if server_pid:
         tasks.append(sample())
-    t0 = time.monotonic()
+    t0, client0 = time.monotonic(), own_cpu_s()
+    server0, main0 = (cpu_s(server_pid), cpu_s(server_pid, False)) if server_pid else (0.0, 0.0)
     await asyncio.gather(*tasks)
     wall = time.monotonic() - t0
+    client_cpu = own_cpu_s() - client0
+    server_cpu, main_cpu = ((cpu_s(server_pid) - server0, cpu_s(server_pid, False) - main0) if server_pid
+                            else (0.0, 0.0))
     print(f"{args.clients} clients + /health poller{' + hostile stream' if args.hostile else ''}, {wall:.0f} s, "
           f"loadavg before {args.load_before}")
     print("| endpoint | requests | p50 ms | p95 ms | p99 ms | errors | statuses |")
@@ -196,6 +218,13 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
         st = ", ".join(f"{s}x{n}" for s, n in sorted(statuses[name].items()))
         print(f"| {name} | {len(xs)} | {pct(xs, 50):.0f} | {pct(xs, 95):.0f} | {pct(xs, 99):.0f} | "
               f"{errors[name]} | {st} |")
+    n = sum(len(xs) for xs in lat.values())
+    # CPU per request is what bounds the throughput of closed-loop clients on a small machine (Little's law:
+    # latency ~ clients x CPU per request / cores), whatever else runs on it.
+    print(f"{n} requests, {n / wall:.0f}/s; CPU per request: load generator {client_cpu / n * 1000:.2f} ms"
+          + (f", server with its workers {server_cpu / n * 1000:.2f} ms (its own process, which runs on one core: "
+             f"{main_cpu / n * 1000:.2f} ms)" if server_pid else "")
+          + f"; loadavg after {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     if server_pid:
         print(f"server RSS (with child processes): idle {idle / 1024:.0f} MiB, peak {peak[0] / 1024:.0f} MiB, "
               f"peak over idle {(peak[0] - idle) / 1024:.0f} MiB")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.deps import SettingsDep, StoreDep
 from api.errors import CYPHER_ERRORS
+from kg.errors import KGError
 from kg.models import CypherResult
 
 router = APIRouter(prefix="/cypher", tags=["cypher"])
@@ -26,10 +29,28 @@ class CypherQuery(BaseModel):
 
 
 @router.post("", response_model=CypherResult, responses=CYPHER_ERRORS)
-async def run_cypher(request: Request, store: StoreDep, settings: SettingsDep, body: CypherQuery) -> CypherResult:
+async def run_cypher(request: Request, store: StoreDep, settings: SettingsDep,
+                     body: CypherQuery) -> CypherResult | Response:
     """Run a read-only Cypher query; write clauses get 400 and change nothing; rows past the cap set ``truncated``.
 
     A query past the time limit gets 408, one past the memory limit 400; when every Cypher worker is busy a
     query waits briefly, then gets 503 with ``Retry-After``."""
     max_rows = min(body.max_rows or settings.cypher_max_rows, settings.cypher_max_rows_limit)
-    return await request.app.state.cypher.run(store, body.query, body.parameters, max_rows)
+    work = asyncio.ensure_future(request.app.state.cypher.run(store, body.query, body.parameters, max_rows))
+    gone = asyncio.ensure_future(_hung_up(request))
+    try:
+        await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if not work.done():  # the client left: stop its query now (its worker is killed), not at its time limit
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError, KGError):
+            await work
+        return Response(status_code=499)  # nobody reads it; nginx's code for "client closed the request"
+    return work.result()
+
+
+async def _hung_up(request: Request) -> None:
+    """Return when the client disconnects (its body was read already: the next message is the hang-up)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass

@@ -27,13 +27,15 @@ if TYPE_CHECKING:
                    "0 runs Cypher in the server process.  [default: one per core, 2 to 8]")
 @click.option("--cypher-memory", default=512, show_default=True, type=click.IntRange(min=64),
               help="Megabytes of memory one Cypher query may add to its worker; past it the query gets 400.")
+@click.option("--response-cache", default=64, show_default=True, type=click.IntRange(min=0),
+              help="Megabytes of JSON answers to repeated GET requests kept in memory; 0 turns the cache off.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--token", envvar="KG_API_TOKEN", default=None, show_default=False,
               help="Require 'Authorization: Bearer TOKEN' on every request (views: ?token=); needed when --host "
                    "is not loopback (env KG_API_TOKEN; prefer the variable: options show in `ps`).")
 def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float, cypher_workers: int | None,
-          cypher_memory: int, log_level: str, token: str | None) -> None:
+          cypher_memory: int, response_cache: int, log_level: str, token: str | None) -> None:
     """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
     import threading
 
@@ -46,7 +48,7 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
     settings = Settings(store_kind=store_opts.kind, store_dir=store_opts.store_dir, host=host, port=port,
                         cypher_timeout_s=cypher_timeout, token=token or None,
                         cypher_workers=default_cypher_workers() if cypher_workers is None else cypher_workers,
-                        cypher_memory_mb=cypher_memory)
+                        cypher_memory_mb=cypher_memory, response_cache_mb=response_cache)
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
     with open_store(store_opts) as store:

@@ -3,6 +3,8 @@ time limit and replaced, each with a memory limit, behind admission control; lig
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import signal
@@ -198,3 +200,41 @@ def test_the_cypher_workers_never_outlive_the_server(seeds_store_dir: Path, how:
             proc.wait(20)
     assert _wait(lambda: all(_gone(w) for w in workers)), [w for w in workers if not _gone(w)]
     assert os.getpid() not in workers
+
+
+def test_a_client_that_hangs_up_frees_its_cypher_worker_at_once(stuck_store: StuckStore) -> None:
+    # Used to: the stuck worker kept its slot until the time limit, so with one worker every other query waited.
+    app = create_app(Settings(cypher_timeout_s=30.0, cypher_workers=1, cypher_queue_wait_s=0.5), store=stuck_store)
+    with TestClient(app) as c:
+        pool = app.state.cypher.pool
+        stuck_worker = pool.pids()[1]
+        body = json.dumps({"query": STUCK}).encode()
+
+        async def post_then_hang_up() -> tuple[float, list[dict[str, Any]]]:
+            sent: list[dict[str, Any]] = []
+            first = [{"type": "http.request", "body": body, "more_body": False}]
+
+            async def receive() -> dict[str, Any]:
+                if first:
+                    return first.pop()
+                await asyncio.sleep(0.5)  # the query is running by now; the client goes away
+                return {"type": "http.disconnect"}
+
+            async def send(message: dict[str, Any]) -> None:
+                sent.append(message)
+
+            scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+                     "scheme": "http", "path": "/cypher", "raw_path": b"/cypher", "query_string": b"",
+                     "root_path": "", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 5000),
+                     "headers": [(b"content-type", b"application/json"),
+                                 (b"content-length", str(len(body)).encode())]}
+            t = time.monotonic()
+            await app(scope, receive, send)
+            return time.monotonic() - t, sent
+
+        elapsed, _ = asyncio.run(post_then_hang_up())
+        assert elapsed < 5
+        assert _wait(lambda: _gone(stuck_worker))
+        r = c.post("/cypher", json={"query": "RETURN 1 AS one"})
+        assert r.status_code == 200 and r.json()["rows"] == [[1]]
+        assert pool.replaced == 1
