@@ -191,13 +191,14 @@ def step_rel(none_max: float) -> None:
     print(f"relations trained in {time.time() - t0:.0f} s")
 
 
-def parsed(split: str, nlp) -> list:
-    """kg-gold abstracts of ``split``, cleaned and parsed by ``nlp`` (cached in build/gold/parsed_SPLIT.spacy)."""
+def parsed(split: str, nlp, path: Path | None = None) -> list:
+    """kg-gold abstracts of ``split``, cleaned and parsed by ``nlp`` (cached in ``path``, by default
+    build/gold/parsed_SPLIT.spacy)."""
     from spacy.tokens import DocBin
 
     from kg.clean import clean_text
 
-    path = WORK / f"parsed_{split}.spacy"
+    path = path or WORK / f"parsed_{split}.spacy"
     if path.exists():
         return list(DocBin().from_disk(path).get_docs(nlp.vocab))
     docs = list(nlp.pipe((clean_text(r["text"]).text for r in read_gold(GOLD / f"{split}.jsonl")), batch_size=32))
@@ -210,22 +211,9 @@ def parsed(split: str, nlp) -> list:
 
 def ner_parsed(ner: Path) -> list:
     """kg-gold train parsed by the trained pipeline ``ner`` (its NER's spans and sentences; cached)."""
-    from spacy.tokens import DocBin
-
-    from kg.clean import clean_text
     from kg.extract.pipeline import load_nlp
 
-    nlp = load_nlp(str(ner))
-    path = WORK / "ner_train.spacy"
-    if path.exists():
-        return list(DocBin().from_disk(path).get_docs(nlp.vocab))
-    texts = (clean_text(r["text"]).text for r in read_gold(GOLD / "train.jsonl"))
-    docs = list(nlp.pipe(texts, batch_size=32))
-    db = DocBin(store_user_data=False)
-    for d in docs:
-        db.add(d)
-    db.to_disk(path)
-    return docs
+    return parsed("train", load_nlp(str(ner)), WORK / "ner_train.spacy")
 
 
 def step_span(ner: Path) -> None:

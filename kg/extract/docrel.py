@@ -13,11 +13,12 @@ docrel``), shipped as plain JSON weights like the others.
 from __future__ import annotations
 
 import json
-import math
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from kg.extract.linear import fit_softmax, softmax_probs
 
 NONE = "NONE"
 
@@ -106,9 +107,8 @@ class DocRelationModel:
     """Loaded JSON weights: {"labels", "bias", "weights": {feature: [..per label..]}, "none_max"}."""
 
     def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
         self.labels: list[str] = data["labels"]
-        self.bias: list[float] = data["bias"]
-        self.weights: dict[str, list[float]] = data["weights"]
         self.none_max: float = data.get("none_max", 0.5)
         self._none = self.labels.index(NONE)
 
@@ -117,16 +117,7 @@ class DocRelationModel:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def probs(self, feats: list[str]) -> list[float]:
-        z = list(self.bias)
-        for x in feats:
-            w = self.weights.get(x)
-            if w is not None:
-                for k, v in enumerate(w):
-                    z[k] += v
-        m = max(z)
-        e = [math.exp(v - m) for v in z]
-        s = sum(e)
-        return [v / s for v in e]
+        return softmax_probs(self._data, feats)
 
     def predict(self, ents: Sequence[Entity], sent_words: Sequence[set[str]]) -> list[tuple[int, int, str]]:
         """(head, tail, type) as indexes into ``ents`` for pairs whose P(NONE) <= none_max."""
@@ -144,26 +135,11 @@ class DocRelationModel:
 def train_doc_relation_model(examples: list[tuple[list[str], str]], out: Path, *, seed: int = 0, C: float = 0.5,
                              min_count: int = 3, none_max: float = 0.5) -> None:
     """Fit on (features, label) pairs; needs scikit-learn."""
-    from collections import Counter
-
-    from sklearn.feature_extraction import DictVectorizer
-    from sklearn.linear_model import LogisticRegression
-
-    counts = Counter(x for fs, _ in examples for x in fs)
-    X = [{x: 1 for x in fs if counts[x] >= min_count} for fs, _ in examples]
     y = [lab for _, lab in examples]
-    vec = DictVectorizer()
-    M = vec.fit_transform(X)
-    clf = LogisticRegression(C=C, max_iter=500, random_state=seed)
-    clf.fit(M, y)
-    weights = {}
-    for name, row in zip(vec.get_feature_names_out(), clf.coef_.T, strict=True):
-        if abs(row).max() >= 0.01:
-            weights[str(name)] = [round(float(v), 3) for v in row]
-    data = {"labels": list(clf.classes_), "bias": [round(float(b), 4) for b in clf.intercept_],
-            "weights": weights, "none_max": none_max}
+    data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=min_count, seed=seed) | {"none_max": none_max}
     out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    print(f"doc relation model: {len(y)} pairs ({sum(lab != NONE for lab in y)} related), {len(weights)} features")
+    print(f"doc relation model: {len(y)} pairs ({sum(lab != NONE for lab in y)} related), "
+          f"{len(data['weights'])} features")
 
 
 def add_doc_relations(model: DocRelationModel, doc: Any, spans: Sequence[tuple[int, int, str, str]],

@@ -12,10 +12,11 @@ type's probability is at least RETYPE. Both chosen on kg-gold dev. Plain JSON we
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
+
+from kg.extract.linear import fit_softmax, softmax_probs
 
 NONE = "none"
 _UPPER, _LOWER, _DIGIT = re.compile(r"[A-Z]+"), re.compile(r"[a-z]+"), re.compile(r"[0-9]+")
@@ -47,9 +48,8 @@ class SpanFilter:
     """Loaded JSON weights: {"labels", "bias", "weights": {feature: [..per label..]}, "drop", "retype"}."""
 
     def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
         self.labels: list[str] = data["labels"]
-        self.bias: list[float] = data["bias"]
-        self.weights: dict[str, list[float]] = data["weights"]
         self.drop: float = data.get("drop", 0.6)
         self.retype: float = data.get("retype", 0.4)
         self._none = self.labels.index(NONE)
@@ -59,16 +59,7 @@ class SpanFilter:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def probs(self, feats: list[str]) -> list[float]:
-        z = list(self.bias)
-        for x in feats:
-            w = self.weights.get(x)
-            if w is not None:
-                for k, v in enumerate(w):
-                    z[k] += v
-        m = max(z)
-        e = [math.exp(v - m) for v in z]
-        s = sum(e)
-        return [v / s for v in e]
+        return softmax_probs(self._data, feats)
 
     def judge(self, p: list[float], label: str) -> str | None:
         """The type given the classifier's probabilities ``p`` (``label`` unless it is sure of another), or None
@@ -106,23 +97,10 @@ def train_span_filter(examples: list[tuple[list[str], str]], out: Path, *, seed:
     """Fit on (features, label) per span; needs scikit-learn."""
     from collections import Counter
 
-    from sklearn.feature_extraction import DictVectorizer
-    from sklearn.linear_model import LogisticRegression
-
-    counts = Counter(x for fs, _ in examples for x in set(fs))
-    vec = DictVectorizer()
-    M = vec.fit_transform([{x: 1 for x in fs if counts[x] >= 2} for fs, _ in examples])
     y = [lab for _, lab in examples]
-    clf = LogisticRegression(C=C, max_iter=500, random_state=seed)
-    clf.fit(M, y)
-    weights = {}
-    for name, row in zip(vec.get_feature_names_out(), clf.coef_.T, strict=True):
-        if abs(row).max() >= 0.01:
-            weights[str(name)] = [round(float(v), 3) for v in row]
-    data = {"labels": list(clf.classes_), "bias": [round(float(b), 4) for b in clf.intercept_],
-            "weights": weights, "drop": drop, "retype": retype}
+    data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=2, seed=seed) | {"drop": drop, "retype": retype}
     out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    print(f"span filter: {len(y)} spans ({Counter(y).most_common()}), {len(weights)} features, "
+    print(f"span filter: {len(y)} spans ({Counter(y).most_common()}), {len(data['weights'])} features, "
           f"{out.stat().st_size / 1e6:.1f} MB")
 
 
