@@ -144,7 +144,10 @@ def main() -> None:
         wall, summary, peak_mb = kg_build(src, store, args.jobs)
         kg_rate = n / summary["extract_seconds"] if summary.get("extract_seconds") else n / wall
         served = args.serve_store or store
-        files = {f.name: f.stat().st_size / 2**20 for f in served.iterdir() if f.is_file()}
+        from store_size import sizes as store_sizes  # bench/ is on sys.path: this file runs as a script
+
+        # every file of the store, a folder (fulltext/) summed: what it takes on disk
+        files = {k: v / 2**20 for k, v in store_sizes(served).items()}
         load_s = load_time(served)
         # In a fresh process, so its peak memory is the served store's alone.
         r = subprocess.run([sys.executable, __file__, "--latency-only", str(served), "--samples", str(args.samples)],

@@ -27,6 +27,7 @@ COMMANDS = {
     "cypher": "kg.cli.cypher:cypher",
     "viz": "kg.cli.viz:viz",
     "export": "kg.cli.export:export",
+    "upgrade": "kg.cli.upgrade:upgrade",
     "trends": "kg.cli.explore:trends",
     "landscape": "kg.cli.explore:landscape",
 }

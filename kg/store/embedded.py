@@ -1,4 +1,4 @@
-"""The embedded store: a NetworkX graph persisted as one JSON file in a directory, written atomically."""
+"""The embedded store: a NetworkX graph persisted as one snapshot file in a directory, replaced atomically."""
 
 from __future__ import annotations
 
@@ -21,19 +21,19 @@ from kg.graph import PaperInput, with_dates
 from kg.related import RelatedIndex
 from kg.store import filelock
 from kg.store.nxreads import NxReads, entity_name_keys, paper_entity_map
-from kg.store.snapshot import SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
-from kg.store.snapshot import VERSION as SNAPSHOT_VERSION
+from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
 
 FORMAT = "kg-graph"
 FORMAT_VERSION = 3
 GRAPH_FILE = "graph.jsonl"
 INPUTS_FILE = "inputs.jsonl"
 LOCK_FILE = ".lock"
-SAVING_FILE = ".saving"  # present from the moment a build starts replacing the graph until its snapshot is written
+SAVING_FILE = ".saving"  # present from the moment a build starts saving the graph until its snapshot is in place
 
 
 def write_graph(g: nx.MultiDiGraph, papers: Mapping[str, str], fh: BinaryIO) -> None:
-    """The documented on-disk format, JSON Lines written as a stream (no second copy of the graph in memory).
+    """The graph as JSON Lines, written as a stream (no second copy of the graph in memory): what stores made
+    by kg before snapshot version 4 kept beside their snapshot, now read only to open or upgrade such a store.
 
     Line 1: ``{"format": "kg-graph", "version": 3, "papers": {id: content hash}}``; then one line per node,
     ``["n", {properties, "id", "label"}]``; one per paper whose sentences are evidence, ``["s", paper_id,
@@ -153,6 +153,34 @@ def _fsync_dir(path: Path) -> None:
         os.close(dir_fd)
 
 
+def _record(sfile: Path, *, verify: bool) -> Snapshot | None:
+    """The store's snapshot if it is the store's record of its graph (version 4 on), else None (none there, or
+    the copy of ``graph.jsonl`` an older kg wrote, which the legacy reader judges)."""
+    if not sfile.exists():
+        return None
+    try:
+        snap = Snapshot(sfile, verify=verify)
+    except StoreError:
+        if (sfile.parent / GRAPH_FILE).exists():  # an older store: graph.jsonl is its record
+            return None
+        raise
+    except OSError as exc:
+        raise StoreError(f"{sfile}: cannot be read ({exc})") from None
+    if not snap.is_record:
+        return None
+    if snap.version not in READABLE:
+        raise StoreError(f"{sfile} is snapshot format version {snap.version}, made by a newer kg; this kg reads "
+                         f"versions {', '.join(map(str, READABLE))}")
+    return snap
+
+
+def _no_graph(path: Path) -> str:
+    if (path / SAVING_FILE).exists():
+        return (f"{path}: the first `kg build` into this store was stopped while saving, so it holds no graph yet; "
+                f"run that build again (its extractions are kept)")
+    return f"{path}: no graph here yet; build one with `kg build PATH --store-dir {path}`"
+
+
 def _frozen(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
     """A served graph never changes: its objects leave the cyclic garbage collector's generations, so a
     collection during a query no longer walks millions of node and edge dicts (40 % of a query's time before)."""
@@ -161,7 +189,9 @@ def _frozen(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
 
 
 class EmbeddedStore(NxReads):
-    """A store directory: ``graph.jsonl`` (the graph), ``inputs.jsonl`` (extraction log), ``.lock``.
+    """A store directory: ``graph.snapshot`` (the graph), ``inputs.jsonl`` (extraction log), ``fulltext/``,
+    ``.lock``. A store made by an older kg (``graph.jsonl`` beside a snapshot of version 3, or ``graph.json``)
+    is read as it is and saved in the current format by the next build or ``kg upgrade``.
 
     Open with ``writable=True`` to build: that takes an exclusive lock, so a second build into the same
     directory fails at once with a clear message instead of interleaving writes.
@@ -175,19 +205,26 @@ class EmbeddedStore(NxReads):
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock(wait)
             self._remove_stale_temporaries()
-        elif not (self.path / GRAPH_FILE).exists():
-            raise StoreError(f"{self.path}: no graph here yet; build one with `kg build PATH --store-dir {self.path}`")
         self.cache = ExtractionCache(self.path / INPUTS_FILE, EXTRACTOR_VERSION)
         self._papers: dict[str, str] = {}
         self._graph: nx.MultiDiGraph | None = None
         self._snapshot: Snapshot | None = None
         self.loaded_from: str | None = None  # "snapshot" or "graph.jsonl", once the graph is read
+        # The snapshot is the record (since version 4); a build only checks and reads its list of papers.
+        self._record = _record(self.path / SNAPSHOT_FILE, verify=not writable)
+        self.legacy: str | None = None  # what an older kg left: the next save rewrites it in the current format
         gfile = self.path / GRAPH_FILE
-        if gfile.exists():
+        if self._record is not None:
+            self._papers = self._record.papers()
+        elif gfile.exists():
             self._papers = read_papers(gfile)
+            self.legacy = f"{GRAPH_FILE} and {SNAPSHOT_FILE} format 3"
         elif writable and (old := _older_papers(self.path)):
             # A store written by an older kg: its papers and the extraction log are enough to re-derive.
             self._papers = old
+            self.legacy = "graph.json"
+        elif not writable:
+            raise StoreError(_no_graph(self.path))
         else:
             self._graph = nx.MultiDiGraph()
         super().__init__(self._graph)
@@ -207,6 +244,21 @@ class EmbeddedStore(NxReads):
 
     def _read_graph(self) -> nx.MultiDiGraph:
         gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
+        if self._record is not None:
+            if (self.path / SAVING_FILE).exists():
+                print(f"kg: {self.path}: the last `kg build` into this store was stopped while saving; this is the "
+                      f"graph of the build before it. Run that build again to finish it (its extractions are kept).",
+                      file=sys.stderr)
+            if self.writable:
+                self._record._verify()  # a build opened it checking only its list of papers
+            graph = self._record.graph()
+            self._snapshot = self._record
+            self.loaded_from = "snapshot"
+            return _frozen(graph)
+        return self._read_legacy(gfile, sfile)
+
+    def _read_legacy(self, gfile: Path, sfile: Path) -> nx.MultiDiGraph:
+        """The graph of a store made by kg before snapshot version 4: ``graph.jsonl`` and its snapshot."""
         why = f"there is no {SNAPSHOT_FILE} (a store built by an older kg)"
         if (self.path / SAVING_FILE).exists():
             why = (f"the last `kg build` into this store was stopped while saving, before it wrote {SNAPSHOT_FILE} "
@@ -214,9 +266,9 @@ class EmbeddedStore(NxReads):
         if sfile.exists():
             try:
                 snap = Snapshot(sfile)
-                if snap.version != SNAPSHOT_VERSION:
-                    why = (f"{sfile} is format version {snap.version}, this kg reads version {SNAPSHOT_VERSION} "
-                           f"(it holds the graph's topology for vectorised Cypher)")
+                if snap.version != 3:
+                    why = (f"{sfile} is format version {snap.version}, this kg reads versions "
+                           f"{', '.join(map(str, READABLE))}")
                 elif snap.header.get("source") == source_identity(gfile):
                     graph = snap.graph()
                     self._snapshot = snap
@@ -226,9 +278,9 @@ class EmbeddedStore(NxReads):
                     why = f"{sfile} does not match {GRAPH_FILE}"
             except (StoreError, OSError, KeyError, TypeError, ValueError) as exc:  # graph.jsonl is the record
                 why = str(exc) if isinstance(exc, StoreError) else f"{sfile} cannot be read ({exc})"
-        if self._papers:
-            print(f"kg: {why}; reading {GRAPH_FILE} instead (slower). The next `kg build` into this store writes "
-                  f"a fresh snapshot.", file=sys.stderr)
+        if self._papers and not self.writable:  # a writable store is being saved anew (a build, `kg upgrade`)
+            print(f"kg: {why}; reading {GRAPH_FILE} instead (slower). The next `kg build` into this store, or "
+                  f"`kg upgrade --store-dir {self.path}`, saves it in the current format.", file=sys.stderr)
         with open(gfile, "rb") as fh:
             graph, self._papers = read_graph(fh, str(gfile))
         self.loaded_from = GRAPH_FILE
@@ -268,38 +320,64 @@ class EmbeddedStore(NxReads):
             raise StoreError(f"{self.path}: store opened read-only")
         papers = (dict(inputs.hashes) if isinstance(inputs, CachedInputs)
                   else {pid: record_hash(p.record) for pid, p in inputs.items()})
-        gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
-        # The old snapshot goes first: a crash after graph.jsonl is replaced must not leave a snapshot of the
-        # previous graph (one of the same size, over the same papers, could pass for the new one).
+        self._save(graph, papers)
+
+    def upgrade(self) -> bool:
+        """Save a store made by an older kg in the current format, its graph and extractions as they are; False
+        if it already is."""
+        if not self.writable:
+            raise StoreError(f"{self.path}: store opened read-only")
+        if self.legacy is None:
+            return self.cache.compact()
+        if self.legacy == "graph.json":
+            raise StoreError(f"{self.path}: made by a kg older than graph.jsonl; `kg build` it again from its input")
+        graph = self.graph
+        self._save(graph, dict(self._papers))
+        return True
+
+    def _save(self, graph: nx.MultiDiGraph, papers: dict[str, str]) -> None:
+        sfile = self.path / SNAPSHOT_FILE
+        if self.legacy is not None:
+            print(f"kg: {self.path}: a store made by an older kg ({self.legacy}); saving it in the current format: "
+                  f"{SNAPSHOT_FILE} alone, the extraction log compressed (`kg export --format jsonl` writes a "
+                  f"portable copy of the graph)", file=sys.stderr)
+        # Until the new snapshot is in place: a build killed meanwhile is named as such by the next command, which
+        # serves the previous graph (the snapshot is replaced by a rename, so it is always one graph or the other).
         saving = self.path / SAVING_FILE
         saving.touch()
-        if sfile.exists():
-            sfile.unlink()
         _fsync_dir(self.path)
         with_dates(graph, as_text=True)  # files hold dates as ISO text
-        _atomic_write(gfile, lambda fh: write_graph(graph, papers, fh))
-        (self.path / "graph.json").unlink(missing_ok=True)  # the version-1/2 file, now superseded
         related = RelatedIndex(paper_entity_map(graph))
         keys = entity_name_keys(graph)
-        source = source_identity(gfile)
-        _atomic_write(sfile, lambda fh: write_snapshot(graph, related, keys, source, fh))
+        identity: dict[str, Any] = {}
+        _atomic_write(sfile, lambda fh: identity.update(write_snapshot(graph, related, keys, papers, fh)))
+        saving.unlink()
+        if self.legacy is not None:
+            for old in (GRAPH_FILE, "graph.json"):  # what an older kg kept: superseded by the snapshot now in place
+                (self.path / old).unlink(missing_ok=True)
+            self.cache.compact()  # the same lines, compressed: a kill leaves one log or the other, both whole
+        _fsync_dir(self.path)
+        # Written for this snapshot (named by its identity): a kill before it is in place leaves the previous
+        # index, which no longer matches and is rebuilt in memory when first used.
         nodes = graph.nodes
         fulltext = FullTextIndex.build(((n, d) for n, d in nodes.items() if d.get("label") == "Paper"),
-                                       self.path / FULLTEXT_DIR, source)
-        saving.unlink()
+                                       self.path / FULLTEXT_DIR, identity)
+        self.legacy = None
         self._papers = papers
-        self._snapshot = None
+        self._record = self._snapshot = None
         self.set_graph(with_dates(graph))  # written as text above; a date for Cypher from here on
         self._related, self._keys = related, keys
         self._explore()["fulltext"] = fulltext
 
     def _load_fulltext(self) -> FullTextIndex:
-        # The index the build wrote, if it was written for this graph.jsonl; else (a store built by an older
-        # kg, or one whose index was lost) built in memory now.
+        # The index the build wrote, if it was written for this graph; else (a store built by an older kg, or
+        # one whose index was lost) built in memory now.
         gfile = self.path / GRAPH_FILE
-        opened = FullTextIndex.open(self.path / FULLTEXT_DIR, source_identity(gfile)) if gfile.exists() else None
+        identity = (self._record.identity() if self._record is not None
+                    else source_identity(gfile) if gfile.exists() else None)
+        opened = FullTextIndex.open(self.path / FULLTEXT_DIR, identity) if identity is not None else None
         return opened if opened is not None else super()._load_fulltext()
 
     def info(self) -> dict[str, Any]:
-        f = self.path / GRAPH_FILE
-        return {"store": "embedded", "path": str(self.path), "bytes": f.stat().st_size if f.exists() else 0}
+        files = [f for f in self.path.rglob("*") if f.is_file()]
+        return {"store": "embedded", "path": str(self.path), "bytes": sum(f.stat().st_size for f in files)}

@@ -1,20 +1,22 @@
-"""A binary snapshot of the stored graph that a served store opens in seconds.
+"""The embedded store's record of its graph: one binary file, memory-mapped, that a served store opens in seconds.
 
-``graph.jsonl`` is the store's portable record; loading it means building millions of Python dicts (about 40 s
-for the 83k-abstract arXiv graph). The snapshot, written beside it by every build, is laid out so that opening
-reads little: the node table is read at once (every read needs it), while each node's out- and in-edges are a
-separate ``marshal`` blob found through an offset table and decoded only when that node is visited, then kept
-in a bounded cache. Evidence sentences sit in one table, referred to by number, and are decoded with the
-edges that cite them. The related-papers index (the paper-entity incidence matrix) and every entity's canonical
-name keys are stored too, so a served store does not recompute them.
+Loading a graph as JSON means building millions of Python dicts (about 40 s for the 83k-abstract arXiv graph).
+The snapshot is laid out so that opening reads little: the node table is read at once (every read needs it),
+while each node's out- and in-edges are a separate ``marshal`` blob found through an offset table and decoded
+only when that node is visited, then kept in a bounded cache. Evidence sentences are stored as spans of their
+paper's abstract (the text itself only for a sentence that is not one), referred to by number from the edges.
+The related-papers index (the paper-entity incidence matrix), every entity's canonical name keys and the
+graph's topology as arrays are stored too, so a served store does not recompute them. The edge blobs, the name
+keys and the related-papers lists are compressed (``kg.store.snapcodec``); the node table is not (decompressing
+it would make opening slower), nor are the arrays, which are read in place.
 
-Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, version, the source it mirrors,
-section offsets, counts), then the header's length (8 bytes, little-endian) and ``MAGIC`` again. The header
-names the ``graph.jsonl`` it was made from (its size and a digest of its first line, which lists every paper
-and the hash of its input); a snapshot that does not match is ignored and the graph is read from
-``graph.jsonl``. Every section carries a CRC-32 (each edge blob its own, checked when it is decoded), so damage is
-reported as such rather than decoded into wrong answers. ``marshal`` never runs code, and kg only stores plain
-values in it (dicts, lists, strings, numbers).
+Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, version, section offsets, counts),
+then the header's length (8 bytes, little-endian) and ``MAGIC`` again. Since version 4 the snapshot is the
+store's only copy of the graph and lists the stored papers (id -> input hash) in a section of its own, which is
+all a build reads. Version 3 (kg before that) mirrored a ``graph.jsonl`` beside it, named in its header
+(``source``); it is still read. Every section carries a CRC-32 (each edge blob its own, checked when it is
+decoded), so damage is reported as such rather than decoded into wrong answers. ``marshal`` never runs code,
+and kg only stores plain values in it (dicts, lists, strings, numbers).
 """
 
 from __future__ import annotations
@@ -24,23 +26,25 @@ import marshal
 import mmap
 import zlib
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from kg.cypher.columns import TOPOLOGY_ARRAYS, topology_arrays
+from kg.cypher.columns import TOPOLOGY_ARRAYS
 from kg.errors import StoreError
 from kg.lru import LRUCache
 from kg.related import RelatedIndex
+from kg.store import snapcodec
+from kg.store.snapcodec import MAGIC, READABLE, VERSION, identity
+from kg.store.snapshot_write import write_snapshot
+
+__all__ = ["MAGIC", "READABLE", "SNAPSHOT_FILE", "VERSION", "FrozenGraph", "Snapshot", "source_identity",
+           "write_snapshot"]
 
 SNAPSHOT_FILE = "graph.snapshot"
-MAGIC = b"KGSNAP\r\n"
-VERSION = 3  # 3: the graph's topology as arrays (vectorised Cypher)
-_MARSHAL_VERSION = 4
-NODE_CHUNK = 20_000
 # Decoded adjacency kept in memory, counted in edges (both directions): the whole graph up to 3 million (a
 # 20k-abstract graph, 1.2 million), so walks past 10k abstracts stop re-decoding blobs; at least 400,000.
 CACHE_EDGES, CACHE_EDGES_MAX = 400_000, 3_000_000
@@ -53,100 +57,10 @@ def source_identity(jsonl: Path) -> dict[str, Any]:
     return {"size": jsonl.stat().st_size, "header": hashlib.blake2b(first, digest_size=16).hexdigest()}
 
 
-def _rows(adj: Mapping[Any, Mapping[Any, Mapping[str, Any]]], sentence_id: dict[str, int]) -> list[tuple]:
-    rows = []
-    for other, keydict in sorted(adj.items()):
-        for key, d in sorted(keydict.items()):
-            if "sentence" in d:
-                d = {**d, "sent": sentence_id.setdefault(d["sentence"], len(sentence_id))}
-                del d["sentence"]
-            rows.append((other, key, d))
-    return rows
-
-
-def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex,
-                   name_keys: Mapping[str, tuple[str, ...]], source: dict[str, Any], fh: BinaryIO) -> None:
-    """Write ``g`` as a snapshot to ``fh`` (see the module docstring for the layout)."""
-    pos = 0
-    sections: dict[str, tuple[int, int]] = {}
-    checksums: dict[str, int] = {}
-    current: list[Any] = []  # [name, start, crc] of the section being written
-
-    def begin(name: str) -> None:
-        current[:] = [name, pos, 0]
-
-    def add(data: bytes) -> int:
-        """Write ``data`` into the current section; returns its crc32."""
-        nonlocal pos
-        fh.write(data)
-        pos += len(data)
-        crc = zlib.crc32(data)
-        current[2] = zlib.crc32(data, current[2])
-        return crc
-
-    def end() -> None:
-        name, start, crc = current
-        sections[name] = (start, pos - start)
-        checksums[name] = crc
-
-    def section(name: str, data: bytes) -> None:
-        begin(name)
-        add(data)
-        end()
-
-    fh.write(MAGIC)
-    pos = len(MAGIC)
-    ids = sorted(g.nodes)
-    offsets = array("q", [0])
-    begin("nodes")
-    for i in range(0, len(ids), NODE_CHUNK):  # in chunks: one blob for 500k nodes would double the peak memory
-        add(marshal.dumps([g._node[n] for n in ids[i : i + NODE_CHUNK]], _MARSHAL_VERSION))
-        offsets.append(pos - current[1])
-    end()
-    section("nodes_offsets", offsets.tobytes())
-    sentence_id: dict[str, int] = {}
-    edge_types: dict[str, int] = {}
-    edge_keys: set[str] = set()
-    for _, _, d in g.edges(data=True):
-        edge_types[d["type"]] = edge_types.get(d["type"], 0) + 1
-        edge_keys.update(d)
-    for name, adj in (("out", g._succ), ("in", g._pred)):
-        offsets = array("q", [0])
-        crcs = array("I")
-        begin(name)
-        for n in ids:
-            crcs.append(add(marshal.dumps(_rows(adj[n], sentence_id), _MARSHAL_VERSION)))
-            offsets.append(pos - current[1])
-        end()
-        checksums.pop(name)  # each blob has its own checksum, verified when it is decoded
-        section(f"{name}_offsets", offsets.tobytes())
-        section(f"{name}_crc", crcs.tobytes())
-    offsets = array("q", [0])
-    begin("sentences")
-    for s in sentence_id:  # dicts keep insertion order: sentence i is the i-th key
-        add(s.encode())
-        offsets.append(pos - current[1])
-    end()
-    section("sentence_offsets", offsets.tobytes())
-    section("related", marshal.dumps((related.papers, related.entities), _MARSHAL_VERSION))
-    section("related_indptr", np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
-    section("related_indices", np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
-    section("name_keys", marshal.dumps(dict(name_keys), _MARSHAL_VERSION))
-    topo = topology_arrays(g, ids, sort=True)  # in the order FrozenGraph iterates: sorted nodes, neighbours, keys
-    for name, dtype in TOPOLOGY_ARRAYS.items():
-        section(f"topo_{name}", np.ascontiguousarray(topo[name], dtype=dtype).tobytes())
-    header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "source": source,
-                            "edge_type_codes": topo["types"],
-                            "sections": sections, "checksums": checksums, "nodes": len(ids),
-                            "edges": g.number_of_edges(), "edge_types": edge_types,
-                            "edge_keys": sorted(edge_keys)}, _MARSHAL_VERSION)
-    fh.write(header + len(header).to_bytes(8, "little") + MAGIC)
-
-
 class Snapshot:
     """An open snapshot file (memory-mapped); ``graph()`` gives the graph it holds."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, verify: bool = True) -> None:
         self.path = path
         with open(path, "rb") as fh:
             try:
@@ -166,13 +80,16 @@ class Snapshot:
             raise StoreError(f"{path}: not a kg snapshot")
         self.header = header
         self.version = header.get("version")
-        if self.version == VERSION:
+        self._identity = identity(bytes(mm[len(mm) - tail - hlen : len(mm) - tail]), len(mm))
+        if self.version in READABLE and verify:
             self._verify()
 
-    def _verify(self) -> None:
-        """Check every section but the edge blobs (each checked when decoded): a fraction of a second."""
+    def _verify(self, names: Iterable[str] | None = None) -> None:
+        """Check every section (or those ``names``) but the edge blobs (each checked when decoded): a fraction
+        of a second."""
         try:
-            for name, want in self.header["checksums"].items():
+            for name in self.header["checksums"] if names is None else names:
+                want = self.header["checksums"][name]
                 start, length = self.header["sections"][name]
                 with memoryview(self._mm)[start : start + length] as view:
                     ok = zlib.crc32(view) == want and len(view) == length
@@ -181,6 +98,31 @@ class Snapshot:
         except (KeyError, TypeError, ValueError):
             raise StoreError(f"{self.path}: damaged snapshot header; rebuild the store") from None
 
+    @property
+    def is_record(self) -> bool:
+        """Whether this snapshot is the store's record of its graph (version 4 on), not a copy of graph.jsonl."""
+        return isinstance(self.version, int) and self.version >= 4
+
+    def identity(self) -> dict[str, Any]:
+        """Its size and a digest of its header (which holds every section's checksum): what names this graph."""
+        return dict(self._identity)
+
+    def papers(self) -> dict[str, str]:
+        """The stored papers (id -> input hash), checked and read without the graph: all a build needs."""
+        self._verify(["papers"])
+        try:
+            papers = marshal.loads(snapcodec.unpack(self.section("papers")))
+        except (EOFError, ValueError, TypeError, zlib.error):
+            raise StoreError(f"{self.path}: damaged snapshot (papers); rebuild the store") from None
+        if not isinstance(papers, dict):
+            raise StoreError(f"{self.path}: damaged snapshot (papers); rebuild the store")
+        return papers
+
+    def unpacked(self, name: str) -> bytes:
+        """A section as written: compressed since version 4."""
+        data = self.section(name)
+        return snapcodec.unpack(data) if self.is_record else data
+
     def section(self, name: str) -> bytes:
         start, length = self.header["sections"][name]
         return self._mm[start : start + length]
@@ -188,12 +130,12 @@ class Snapshot:
     def graph(self) -> FrozenGraph:
         try:
             return FrozenGraph(self)
-        except (EOFError, ValueError, TypeError, KeyError) as exc:
+        except (EOFError, ValueError, TypeError, KeyError, IndexError, zlib.error) as exc:
             raise StoreError(f"{self.path}: damaged snapshot ({type(exc).__name__}); rebuild the store") from None
 
     def name_keys(self) -> dict[str, tuple[str, ...]]:
         """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities)."""
-        return marshal.loads(self.section("name_keys"))
+        return marshal.loads(self.unpacked("name_keys"))
 
     def topology(self) -> dict[str, Any]:
         """The CSR arrays of ``kg.cypher.columns``, read in place from the mapped file."""
@@ -204,7 +146,7 @@ class Snapshot:
         return out
 
     def related_index(self) -> RelatedIndex:
-        papers, entities = marshal.loads(self.section("related"))
+        papers, entities = marshal.loads(self.unpacked("related"))
         indptr = np.frombuffer(self.section("related_indptr"), dtype=np.int64)
         indices = np.frombuffer(self.section("related_indices"), dtype=np.int32)
         return RelatedIndex.from_csr(papers, entities, indptr, indices)
@@ -217,6 +159,7 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
         self._mm = snap._mm
         self._base = snap.header["sections"][name][0]
         self._offsets = array("q", snap.section(f"{name}_offsets"))
+        self._codec = snapcodec.BlobCodec(snap.section(f"{name}_zdict")) if snap.is_record else None
         self._crc = array("I", snap.section(f"{name}_crc"))
         self._path = snap.path
         self._pos = pos
@@ -237,14 +180,14 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
         try:
             if zlib.crc32(blob) != self._crc[i]:
                 raise ValueError("checksum")
-            for other, k, d in marshal.loads(blob):
+            for other, k, d in marshal.loads(blob if self._codec is None else self._codec.decode(blob)):
                 if "sent" in d:
                     d["sentence"] = sentence(d.pop("sent"))
                 keydict = adj.get(other)
                 if keydict is None:
                     keydict = adj[other] = {}
                 keydict[k] = d
-        except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError):
+        except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, zlib.error):
             raise StoreError(f"{self._path}: damaged snapshot (edges of node {n!r}); rebuild the store") from None
         return self._cache.put(key, adj, sum(len(kd) for kd in adj.values()))
 
@@ -273,15 +216,25 @@ class FrozenGraph(nx.MultiDiGraph):
         self._node = {}
         base = snap.header["sections"]["nodes"][0]
         offsets = array("q", snap.section("nodes_offsets"))
-        for lo, hi in zip(offsets, offsets[1:], strict=False):
+        for lo, hi in zip(offsets, offsets[1:], strict=False):  # not compressed: opening would take longer
             self._node.update((a["id"], a) for a in marshal.loads(snap._mm[base + lo : base + hi]))
         pos = {n: i for i, n in enumerate(self._node)}
         sent_base = snap.header["sections"]["sentences"][0]
         sent_off = array("q", snap.section("sentence_offsets"))
         mm = snap._mm
 
-        def sentence(i: int) -> str:
+        def text(i: int) -> str:
             return mm[sent_base + sent_off[i] : sent_base + sent_off[i + 1]].decode()
+
+        sentence = text
+        if snap.is_record:
+            spans = array("i", snap.section("sentence_spans"))
+            paper, start, end = spans[0::3], spans[1::3], spans[2::3]  # one index each, not 3 * i + k per read
+            by_pos = list(self._node.values())
+
+            def sentence(i: int) -> str:
+                p = paper[i]
+                return by_pos[p]["abstract"][start[i] : end[i]] if p >= 0 else text(i)  # a span of its abstract
 
         cache = LRUCache(max(CACHE_EDGES, min(2 * int(snap.header["edges"]), CACHE_EDGES_MAX)))
         self._adj = _Adjacency(snap, pos, "out", sentence, cache)

@@ -1,29 +1,65 @@
-"""The embedded store's snapshot: a served store reads it instead of graph.jsonl and answers every read alike."""
+"""The embedded store's snapshot: the store's one record of its graph, opened fast, and stores of older kg."""
 
 from __future__ import annotations
 
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from test_extraction_log import plain  # tests/core is on sys.path (rootdir-relative imports)
 
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
-from kg.store.snapshot import SNAPSHOT_FILE, FrozenGraph
+from kg.graph import with_dates
+from kg.store.embedded import GRAPH_FILE, INPUTS_FILE, SAVING_FILE, EmbeddedStore, write_graph
+from kg.store.snapshot import SNAPSHOT_FILE, VERSION, FrozenGraph, Snapshot
+
+
+def run_kg(*args: str) -> tuple[int, str, str]:
+    r = subprocess.run([sys.executable, "-m", "kg", *args], capture_output=True, text=True, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def legacy_copy(seeds_store_dir: Path, dst: Path) -> Path:
+    """The seeds store as a kg before snapshot version 4 left it without a snapshot: ``graph.jsonl`` alone, and
+    the extraction log uncompressed."""
+    shutil.copytree(seeds_store_dir, dst)
+    store = EmbeddedStore(seeds_store_dir)
+    graph = nx_copy(store.graph)
+    with open(dst / GRAPH_FILE, "wb") as fh:
+        write_graph(with_dates(graph, as_text=True), store._papers, fh)
+    (dst / SNAPSHOT_FILE).unlink()
+    (dst / ".lock").unlink(missing_ok=True)
+    (dst / INPUTS_FILE).write_bytes(plain(dst / INPUTS_FILE))
+    return dst
+
+
+def nx_copy(g):
+    import networkx as nx
+
+    out = nx.MultiDiGraph()
+    out.add_nodes_from((n, dict(d)) for n, d in g.nodes(data=True))
+    out.add_edges_from((u, v, k, dict(d)) for u, v, k, d in g.edges(keys=True, data=True))
+    return out
 
 
 @pytest.fixture(scope="module")
 def both(seeds_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedStore, EmbeddedStore]:
-    """The seeds store opened from its snapshot, and a copy without one (read from graph.jsonl)."""
-    plain = tmp_path_factory.mktemp("no-snapshot")
-    shutil.copytree(seeds_store_dir, plain, dirs_exist_ok=True)
-    (plain / SNAPSHOT_FILE).unlink()
+    """The seeds store opened from its snapshot, and an older kg's copy of it (read from graph.jsonl)."""
+    plain = legacy_copy(seeds_store_dir, tmp_path_factory.mktemp("legacy") / "s")
     return EmbeddedStore(seeds_store_dir), EmbeddedStore(plain)
 
 
-def test_a_served_store_opens_from_its_snapshot(both) -> None:
-    snap, plain = both
-    assert snap.loaded_from == "snapshot" and isinstance(snap.graph, FrozenGraph)
+def test_the_graph_is_on_disk_once(seeds_store_dir: Path) -> None:
+    assert (seeds_store_dir / SNAPSHOT_FILE).exists() and not (seeds_store_dir / GRAPH_FILE).exists()
+    assert Snapshot(seeds_store_dir / SNAPSHOT_FILE).version == VERSION
+    store = EmbeddedStore(seeds_store_dir)
+    assert store.loaded_from == "snapshot" and isinstance(store.graph, FrozenGraph)
+
+
+def test_a_store_of_an_older_kg_still_opens(both, capsys) -> None:
+    plain = both[1]
     assert plain.loaded_from == GRAPH_FILE and not isinstance(plain.graph, FrozenGraph)
 
 
@@ -44,8 +80,9 @@ def test_every_read_answers_as_from_graph_jsonl(both) -> None:
               "RETURN p.id, q.id, count(e) AS c ORDER BY c DESC, p.id, q.id LIMIT 25",
               "MATCH ()-[r]->() RETURN type(r) AS t, count(*) AS n, sum(r.start) AS s ORDER BY t",
               "MATCH (a)-[r:USED_FOR]->(b) RETURN a.name, r.sentence, b.name ORDER BY a.name, b.name LIMIT 50",
+              "MATCH (p:Paper)-[r]->(e) RETURN p.id, type(r), e.id, r.sentence ORDER BY p.id, e.id, type(r)",
               "CALL db.relationshipTypes()", "CALL db.propertyKeys()"]:
-        assert snap.cypher(q) == plain.cypher(q), q
+        assert snap.cypher(q, max_rows=10**6) == plain.cypher(q, max_rows=10**6), q
 
 
 def test_the_snapshot_graph_is_read_only(both) -> None:
@@ -55,47 +92,79 @@ def test_the_snapshot_graph_is_read_only(both) -> None:
         both[0].graph.add_node("x")
 
 
-def test_a_snapshot_that_no_longer_matches_is_ignored(tmp_path: Path, seeds_store_dir: Path, capsys) -> None:
-    shutil.copytree(seeds_store_dir, tmp_path / "s")
-    g = tmp_path / "s" / GRAPH_FILE
-    lines = g.read_bytes().splitlines(keepends=True)
-    g.write_bytes(b"".join(lines[:-1]))  # graph.jsonl changed (one edge fewer) after the snapshot was written
-    store = EmbeddedStore(tmp_path / "s")
-    assert store.loaded_from == GRAPH_FILE
-    assert store.stats().edges == EmbeddedStore(seeds_store_dir).stats().edges - 1
-    err = capsys.readouterr().err
-    assert f"{SNAPSHOT_FILE} does not match {GRAPH_FILE}" in err and "Traceback" not in err
+def test_evidence_that_is_no_span_of_an_abstract_is_kept_as_text(tmp_path: Path) -> None:
+    """Sentences are stored as spans of their paper's abstract; one that is not (a graph made by hand) as text."""
+    import networkx as nx
+
+    from kg.related import RelatedIndex
+    from kg.store.snapshot import write_snapshot
+
+    g = nx.MultiDiGraph()
+    g.add_node("p", id="p", label="Paper", abstract="First sentence. Second one.")
+    g.add_node("q", id="q", label="Paper")
+    g.add_node("e", id="e", label="Method")
+    g.add_edge("p", "e", key="USES", type="USES", paper_id="p", sentence="Second one.")
+    g.add_edge("q", "e", key="USES", type="USES", paper_id="q", sentence="Not in any abstract.")
+    g.add_edge("e", "p", key="X|p", type="X", paper_id="p", sentence="")
+    with open(tmp_path / SNAPSHOT_FILE, "wb") as fh:
+        write_snapshot(g, RelatedIndex({}), {}, {"p": "h1"}, fh)
+    snap = Snapshot(tmp_path / SNAPSHOT_FILE)
+    frozen = snap.graph()
+    assert snap.papers() == {"p": "h1"}
+    assert {(u, v, d["sentence"]) for u, v, d in frozen.edges(data=True)} == {
+        ("p", "e", "Second one."), ("q", "e", "Not in any abstract."), ("e", "p", "")}
+    assert frozen._pred["e"]["q"]["USES"]["sentence"] == "Not in any abstract."
 
 
 @pytest.mark.parametrize("damage", ["truncate", "empty", "garbage"])
-def test_a_damaged_snapshot_falls_back_to_graph_jsonl(tmp_path: Path, seeds_store_dir: Path, damage: str,
-                                                      capsys) -> None:
+def test_a_damaged_snapshot_is_one_clear_line(tmp_path: Path, seeds_store_dir: Path, damage: str) -> None:
     shutil.copytree(seeds_store_dir, tmp_path / "s")
     f = tmp_path / "s" / SNAPSHOT_FILE
     data = f.read_bytes()
     f.write_bytes({"truncate": data[: len(data) // 2], "empty": b"", "garbage": b"x" * 4096}[damage])
-    store = EmbeddedStore(tmp_path / "s")
-    assert store.loaded_from == GRAPH_FILE
-    assert store.stats() == EmbeddedStore(seeds_store_dir).stats()
-    err = capsys.readouterr().err
-    assert "reading graph.jsonl instead" in err and "Traceback" not in err and err.count("\n") == 1
+    code, out, err = run_kg("stats", "--store-dir", str(tmp_path / "s"))
+    assert code != 0 and "Traceback" not in err and err.strip().count("\n") == 0
+    assert str(f) in err and "snapshot" in err
 
 
-def test_a_build_writes_a_fresh_snapshot(tmp_path: Path, seeds_store_dir: Path, extractor) -> None:
+def test_a_build_upgrades_a_store_of_an_older_kg(tmp_path: Path, seeds_store_dir: Path, extractor,
+                                                 capsys) -> None:
     from kg.build import build
 
-    shutil.copytree(seeds_store_dir, tmp_path / "s")
-    (tmp_path / "s" / SNAPSHOT_FILE).unlink()
+    store_dir = legacy_copy(seeds_store_dir, tmp_path / "s")
     extra = tmp_path / "extra.jsonl"
     extra.write_text('{"id": "x1", "title": "T", "abstract": "We propose GradFix, a method for low-bit training '
                      'of large language models, evaluated on ImageNet."}\n')
-    with EmbeddedStore(tmp_path / "s", writable=True) as store:
+    capsys.readouterr()
+    with EmbeddedStore(store_dir, writable=True) as store:
         assert store._graph is None  # a build does not read the stored graph, only its papers' hashes
         build([extra], store, extractor=lambda: extractor)
-    again = EmbeddedStore(tmp_path / "s")
+    err = capsys.readouterr().err
+    assert err.count("a store made by an older kg") == 1 and "saving it in the current format" in err
+    assert not (store_dir / GRAPH_FILE).exists()
+    again = EmbeddedStore(store_dir)
     assert again.loaded_from == "snapshot"
     assert again.stats().papers == 58
     assert again.get_paper("x1").entities
+    assert "older kg" not in capsys.readouterr().err
+
+
+def test_kg_upgrade_rewrites_a_store_of_an_older_kg_with_the_same_graph(tmp_path: Path,
+                                                                         seeds_store_dir: Path) -> None:
+    store_dir = legacy_copy(seeds_store_dir, tmp_path / "s")
+    code, out, err = run_kg("upgrade", "--store-dir", str(store_dir))
+    assert code == 0, err
+    assert "upgraded" in out and err.count("\n") == 1 and "older kg" in err
+    assert not (store_dir / GRAPH_FILE).exists() and not (store_dir / SAVING_FILE).exists()
+    assert (store_dir / INPUTS_FILE).read_bytes() == (seeds_store_dir / INPUTS_FILE).read_bytes()  # compressed
+    upgraded, original = EmbeddedStore(store_dir), EmbeddedStore(seeds_store_dir)
+    assert upgraded.loaded_from == "snapshot"
+    assert upgraded.stats() == original.stats() and upgraded._papers == original._papers
+    q = "MATCH (a)-[r]->(b) RETURN a.id, type(r), b.id, r.sentence, r.score ORDER BY a.id, b.id, type(r)"
+    assert upgraded.cypher(q, max_rows=10**6) == original.cypher(q, max_rows=10**6)
+    assert upgraded.search("language model") == original.search("language model")
+    code, out, err = run_kg("upgrade", "--store-dir", str(store_dir))
+    assert code == 0 and "already in the current format" in out
 
 
 def test_damaged_edges_are_reported_not_decoded(tmp_path: Path, seeds_store_dir: Path) -> None:
@@ -104,7 +173,6 @@ def test_damaged_edges_are_reported_not_decoded(tmp_path: Path, seeds_store_dir:
 
     from api.main import create_app
     from kg.errors import StoreError
-    from kg.store.snapshot import Snapshot
 
     shutil.copytree(seeds_store_dir, tmp_path / "s")
     f = tmp_path / "s" / SNAPSHOT_FILE
@@ -122,42 +190,67 @@ def test_damaged_edges_are_reported_not_decoded(tmp_path: Path, seeds_store_dir:
     assert r.status_code == 503 and "rebuild the store" in r.json()["detail"]
 
 
-def test_a_damaged_section_is_caught_at_open(tmp_path: Path, seeds_store_dir: Path, capsys) -> None:
-    from kg.store.snapshot import Snapshot
+@pytest.mark.parametrize("name", ["nodes", "papers", "topo_out_nbr", "sentence_spans"])
+def test_a_damaged_section_is_caught_at_open(tmp_path: Path, seeds_store_dir: Path, name: str) -> None:
+    from kg.errors import StoreError
 
     shutil.copytree(seeds_store_dir, tmp_path / "s")
     f = tmp_path / "s" / SNAPSHOT_FILE
-    start, _ = Snapshot(f).header["sections"]["sentences"]
+    start, _ = Snapshot(f).header["sections"][name]
     data = bytearray(f.read_bytes())
     data[start + 3] ^= 0x01
     f.write_bytes(bytes(data))
-    store = EmbeddedStore(tmp_path / "s")
-    assert store.loaded_from == GRAPH_FILE
-    assert "section sentences" in capsys.readouterr().err
+    with pytest.raises(StoreError, match=f"section {name}"):
+        EmbeddedStore(tmp_path / "s")
 
 
-def test_a_store_without_a_snapshot_says_how_to_get_one(tmp_path: Path, seeds_store_dir: Path, capsys) -> None:
-    shutil.copytree(seeds_store_dir, tmp_path / "s")
-    (tmp_path / "s" / SNAPSHOT_FILE).unlink()
-    EmbeddedStore(tmp_path / "s")
-    assert "there is no graph.snapshot" in capsys.readouterr().err
+def test_a_store_of_an_older_kg_says_how_to_upgrade_it(tmp_path: Path, seeds_store_dir: Path, capsys) -> None:
+    store_dir = legacy_copy(seeds_store_dir, tmp_path / "s")
+    capsys.readouterr()
+    EmbeddedStore(store_dir)
+    err = capsys.readouterr().err
+    assert "there is no graph.snapshot" in err and f"kg upgrade --store-dir {store_dir}" in err
 
 
-def test_a_save_removes_the_old_snapshot_before_replacing_the_graph(tmp_path: Path, seeds_store_dir: Path,
-                                                                      monkeypatch) -> None:
-    """Killed between the two writes, a store has no snapshot rather than one of the previous graph."""
+def _crash(*args, **kwargs):
+    fh = args[-1]
+    fh.write(b"KGSNAP\r\n" + b"\0" * 1000)  # half a snapshot in the temporary file, then killed
+    raise KeyboardInterrupt
+
+
+def test_a_save_interrupted_leaves_the_previous_graph_and_names_the_build(tmp_path: Path, seeds_store_dir: Path,
+                                                                          monkeypatch, capsys, extractor) -> None:
+    """The snapshot is replaced by a rename: a save stopped at any point before it leaves the previous one."""
     import kg.store.embedded as emb
+    from kg.build import build
 
     shutil.copytree(seeds_store_dir, tmp_path / "s")
+    before = (tmp_path / "s" / SNAPSHOT_FILE).read_bytes()
     store = EmbeddedStore(tmp_path / "s", writable=True)
-    graph, inputs = store.graph, store.load_inputs()
-
-    def crash(*args, **kwargs):
-        raise KeyboardInterrupt  # as if killed right after graph.jsonl was written
-
-    monkeypatch.setattr(emb, "write_snapshot", crash)
+    monkeypatch.setattr(emb, "write_snapshot", _crash)
     with pytest.raises(KeyboardInterrupt):
-        store.replace_graph(graph, inputs)
+        store.replace_graph(nx_copy(EmbeddedStore(seeds_store_dir).graph), store.load_inputs())
     store.close()
-    assert not (tmp_path / "s" / SNAPSHOT_FILE).exists()
-    assert EmbeddedStore(tmp_path / "s").stats() == EmbeddedStore(seeds_store_dir).stats()
+    monkeypatch.undo()
+    assert (tmp_path / "s" / SNAPSHOT_FILE).read_bytes() == before
+    assert (tmp_path / "s" / SAVING_FILE).exists()
+    capsys.readouterr()
+    reopened = EmbeddedStore(tmp_path / "s")
+    assert reopened.stats() == EmbeddedStore(seeds_store_dir).stats()
+    err = capsys.readouterr().err
+    assert "stopped while saving; this is the graph of the build before it" in err and err.count("\n") == 1
+    with EmbeddedStore(tmp_path / "s", writable=True) as again:  # the next build finishes it
+        build([], again, extractor=lambda: extractor)
+    assert not (tmp_path / "s" / SAVING_FILE).exists() and not list((tmp_path / "s").glob(".*.tmp*"))
+    EmbeddedStore(tmp_path / "s")
+    assert "stopped while saving" not in capsys.readouterr().err
+
+
+def test_a_first_build_stopped_while_saving_is_named(tmp_path: Path) -> None:
+    from kg.errors import StoreError
+
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / SAVING_FILE).touch()
+    with pytest.raises(StoreError, match="the first `kg build` into this store was stopped while saving"):
+        EmbeddedStore(tmp_path / "s")
+

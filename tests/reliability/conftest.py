@@ -14,9 +14,9 @@ import pytest
 
 from kg.build import build
 from kg.readers import PaperRecord, read_papers
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+from kg.store.embedded import EmbeddedStore
 
-from .helpers import write_jsonl
+from .helpers import graph_dump, write_jsonl
 
 
 def _store_suite_fixtures() -> Any:
@@ -69,4 +69,4 @@ def built(tmp_path_factory: pytest.TempPathFactory, corpora: dict[str, Path], ex
 
 @pytest.fixture(scope="session")
 def graph_bytes(built: dict[str, Path]) -> dict[str, bytes]:
-    return {k: (p / GRAPH_FILE).read_bytes() for k, p in built.items()}
+    return {k: graph_dump(p) for k, p in built.items()}

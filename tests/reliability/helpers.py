@@ -114,3 +114,14 @@ def stop_server(proc: subprocess.Popen[bytes]) -> str:
         proc.kill()
         _, err = proc.communicate()
     return err.decode(errors="replace")
+
+
+def graph_dump(store_dir: Path) -> bytes:
+    """The stored graph and its papers in a canonical form (sorted JSON Lines): the same for the same graph, whatever
+    bytes the snapshot's ``marshal`` chose (it shares a repeated string only when that string has other references)."""
+    from kg.graph import with_dates
+
+    with EmbeddedStore(store_dir) as store:
+        buf = io.BytesIO()
+        write_graph(with_dates(store.graph, as_text=True), store._papers, buf)
+    return buf.getvalue()

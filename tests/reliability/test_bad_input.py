@@ -15,10 +15,10 @@ import pytest
 from kg.build import build
 from kg.extract.types import Extraction
 from kg.readers import MAX_ID_CHARS, PaperRecord, Skip, content_id, read_papers
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+from kg.store.embedded import EmbeddedStore
 from viz import assets, paper_view
 
-from .helpers import check_store_valid, kg, no_traceback, write_jsonl
+from .helpers import check_store_valid, graph_dump, kg, no_traceback, write_jsonl
 
 GOOD = "We propose {name}, a transformer model for image classification, and evaluate it on ImageNet."
 HOSTILE_TITLE = "<script>alert('t')</script><img src=x onerror=alert(1)> Title"
@@ -219,7 +219,7 @@ def test_the_real_cli_reports_skips_without_a_traceback(corpus: tuple[Path, dict
     assert all(line.startswith(f"kg: warning: {root}/") for line in warnings)
     assert f"read {len(kept) + 2} papers" in r.stdout and f"skipped {sum(expected_skips.values())}" in r.stdout
     # The same input gives the same bytes, whether built by the library or the command line.
-    assert (store_dir / GRAPH_FILE).read_bytes() == (library_build[0] / GRAPH_FILE).read_bytes()
+    assert graph_dump(store_dir) == graph_dump(library_build[0])
     assert check_store_valid(store_dir)["papers"] == len(kept)
 
     # Nothing readable at all: exit 1 with one line saying so, and the store keeps what it had.

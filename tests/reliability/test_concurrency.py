@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+from kg.store.embedded import EmbeddedStore
+from kg.store.snapshot import SNAPSHOT_FILE
 
 from .helpers import file_hash, no_traceback, start_server, stop_server
 
@@ -80,7 +81,7 @@ async def _run(url: str, mix: list[tuple[str, str, dict[str, Any]]]) -> tuple[li
 @pytest.mark.slow
 def test_50_clients_read_for_30_seconds_without_an_error(seeds_store_dir: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    before = file_hash(seeds_store_dir / GRAPH_FILE)
+    before = file_hash(seeds_store_dir / SNAPSHOT_FILE)
     with EmbeddedStore(seeds_store_dir) as store:
         mix = request_mix(store)
     proc, url = start_server(seeds_store_dir)
@@ -100,4 +101,4 @@ def test_50_clients_read_for_30_seconds_without_an_error(seeds_store_dir: Path,
               f"p95 {1000 * p95:.0f} ms, max {1000 * max(latencies):.0f} ms; by endpoint {dict(served)}")
     assert len(latencies) >= 5 * CLIENTS  # every client was served many times
     assert set(served) >= {"papers", "entities", "search", "cypher", "stats", "view"}
-    assert file_hash(seeds_store_dir / GRAPH_FILE) == before
+    assert file_hash(seeds_store_dir / SNAPSHOT_FILE) == before

@@ -29,9 +29,10 @@ import kg.build as build_module
 import kg.store.embedded as embedded_module
 from kg.build import build
 from kg.cache import ExtractionCache
-from kg.store.embedded import GRAPH_FILE, INPUTS_FILE, LOCK_FILE, EmbeddedStore
+from kg.store.embedded import INPUTS_FILE, LOCK_FILE, EmbeddedStore
+from kg.store.snapshot import SNAPSHOT_FILE
 
-from .helpers import KG, ROOT, check_store_valid, kg, no_traceback
+from .helpers import KG, ROOT, check_store_valid, graph_dump, kg, no_traceback
 
 
 def _die() -> None:
@@ -81,25 +82,26 @@ def _arm(point: str, extractor: Any) -> Any:
 
         ExtractionCache.append = append  # type: ignore[method-assign]
     elif point == "saving":
-        real_write = embedded_module.write_graph
+        real_write = embedded_module.write_snapshot
 
-        def write_graph(g: Any, papers: Any, fh: Any) -> None:
+        def write_snapshot(*args: Any) -> Any:
             import io
 
             buf = io.BytesIO()
-            real_write(g, papers, buf)
+            real_write(*args[:-1], buf)
+            fh = args[-1]
             fh.write(buf.getvalue()[: buf.tell() // 2])
             fh.flush()
             os.fsync(fh.fileno())
             _die()
 
-        embedded_module.write_graph = write_graph  # type: ignore[assignment]
+        embedded_module.write_snapshot = write_snapshot  # type: ignore[assignment]
     elif point == "renamed":
         real_replace = os.replace
 
         def replace(src: Any, dst: Any) -> None:
             real_replace(src, dst)
-            if Path(dst).name == GRAPH_FILE:
+            if Path(dst).name == SNAPSHOT_FILE:
                 _die()
 
         os.replace = replace  # type: ignore[assignment]
@@ -129,9 +131,9 @@ def _fresh_copy(src: Path, dst: Path) -> Path:
 
 def _state(store_dir: Path, graph_bytes: dict[str, bytes]) -> str:
     """Which known graph the store holds: 'a' (old) or 'ab' (new); anything else fails the test."""
-    data = (store_dir / GRAPH_FILE).read_bytes()
+    data = graph_dump(store_dir)
     held = [k for k, v in graph_bytes.items() if v == data]
-    assert held, f"{store_dir / GRAPH_FILE} is neither the old graph nor the new one ({len(data)} bytes)"
+    assert held, f"{store_dir} holds neither the old graph nor the new one ({len(data)} bytes)"
     check_store_valid(store_dir)
     return held[0]
 
@@ -157,15 +159,15 @@ def test_sigkill_at_each_point_leaves_old_or_new_and_a_rerun_completes(
     elif point != "extracting":
         assert len(log) > log_before
     if point == "saving":
-        assert list(store_dir.glob(f".{GRAPH_FILE}.tmp*")), "the kill should have left a partial temporary file"
+        assert list(store_dir.glob(f".{SNAPSHOT_FILE}.tmp*")), "the kill should have left a partial temporary file"
 
     _rerun(store_dir, corpora["b"], extractor)
-    assert (store_dir / GRAPH_FILE).read_bytes() == graph_bytes["ab"]
+    assert graph_dump(store_dir) == graph_bytes["ab"]
     assert not list(store_dir.glob("*.tmp*")) and not list(store_dir.glob(".*.tmp*"))
     # And the store keeps working: every stored paper's extraction is in the log (a torn line glued to the
     # next record would lose that record, and this build would fail to re-derive the graph).
     _rerun(store_dir, corpora["b"], extractor)
-    assert (store_dir / GRAPH_FILE).read_bytes() == graph_bytes["ab"]
+    assert graph_dump(store_dir) == graph_bytes["ab"]
     assert EmbeddedStore(store_dir).load_inputs().keys() == EmbeddedStore(built["ab"]).load_inputs().keys()
 
 
@@ -173,20 +175,20 @@ def test_keyboard_interrupt_during_save_keeps_the_old_graph(tmp_path: Path, buil
                                                             graph_bytes: dict[str, bytes], corpora: dict[str, Path],
                                                             extractor: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     store_dir = _fresh_copy(built["a"], tmp_path / "s")
-    real_write = embedded_module.write_graph
+    real_write = embedded_module.write_snapshot
 
-    def interrupted(g: Any, papers: Any, fh: Any) -> None:
-        real_write(g, papers, fh)
+    def interrupted(*args: Any) -> Any:
+        real_write(*args)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(embedded_module, "write_graph", interrupted)
+    monkeypatch.setattr(embedded_module, "write_snapshot", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _rerun(store_dir, corpora["b"], extractor)
     monkeypatch.undo()
     assert _state(store_dir, graph_bytes) == "a"
     assert not list(store_dir.glob(".*.tmp*"))
     _rerun(store_dir, corpora["b"], extractor)
-    assert (store_dir / GRAPH_FILE).read_bytes() == graph_bytes["ab"]
+    assert graph_dump(store_dir) == graph_bytes["ab"]
 
 
 def _start_build(store_dir: Path, corpus: Path, *extra: str) -> subprocess.Popen[str]:
@@ -225,7 +227,7 @@ def test_sigkill_of_the_real_cli(when: str, tmp_path: Path, built: dict[str, Pat
     r = kg("build", str(corpora["b"]), "--store-dir", str(store_dir), timeout=300)
     assert r.returncode == 0, r.stderr
     no_traceback(r.stderr)
-    assert (store_dir / GRAPH_FILE).read_bytes() == graph_bytes["ab"]
+    assert graph_dump(store_dir) == graph_bytes["ab"]
 
 
 @pytest.mark.slow
@@ -252,7 +254,7 @@ def test_ctrl_c_is_one_clean_line_and_the_store_stays_consistent(tmp_path: Path,
     # The lock went with the process: the next build needs no --wait.
     r = kg("build", str(corpora["b"]), "--store-dir", str(store_dir), timeout=300)
     assert r.returncode == 0, r.stderr
-    assert (store_dir / GRAPH_FILE).read_bytes() == graph_bytes["ab"]
+    assert graph_dump(store_dir) == graph_bytes["ab"]
 
 
 # A real `kg build` that holds the store until told to go on (the test wraps load_inputs, which a build calls
@@ -304,7 +306,7 @@ def test_a_second_build_refuses_or_waits(tmp_path: Path, built: dict[str, Path],
         assert waiter.returncode == 0, err
         no_traceback(err)
         assert "read 20 papers (0 extracted, 20 unchanged)" in out  # it ran after the first, on its result
-        assert (store_dir / GRAPH_FILE).read_bytes() == graph_bytes["ab"]
+        assert graph_dump(store_dir) == graph_bytes["ab"]
     finally:
         release.touch()
         for p in (holder, waiter):

@@ -27,7 +27,8 @@ from kg.cli.main import main as kg_main
 from kg.cypher import CypherError, CypherTimeout, CypherWriteError
 from kg.graph import derive_graph
 from kg.store.base import Store
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+from kg.store.embedded import EmbeddedStore
+from kg.store.snapshot import SNAPSHOT_FILE
 
 from .helpers import file_hash, fingerprint, kg, no_traceback
 
@@ -70,7 +71,7 @@ def target(request: pytest.FixtureRequest, seeds_store_dir: Path,
         store = EmbeddedStore(seeds_store_dir)  # this module's own copy of the graph in memory
 
         def state() -> Any:
-            return fingerprint(store), file_hash(seeds_store_dir / GRAPH_FILE)
+            return fingerprint(store), file_hash(seeds_store_dir / SNAPSHOT_FILE)
 
         yield Target("embedded", store, state, state, seeds_store_dir)
         store.close()
@@ -302,7 +303,7 @@ def test_kg_cypher_command_never_writes(target: Target, case: tuple[str, str],
     """The command line in-process (hypothesis needs many runs); the subprocess test below checks the real one."""
     assert target.store_dir is not None
     query, expect = case
-    before = file_hash(target.store_dir / GRAPH_FILE)
+    before = file_hash(target.store_dir / SNAPSHOT_FILE)
     capsys.readouterr()
     code = kg_main(["cypher", "--store-dir", str(target.store_dir), "--json", "--timeout", "2", "--", query])
     err = capsys.readouterr().err
@@ -311,14 +312,14 @@ def test_kg_cypher_command_never_writes(target: Target, case: tuple[str, str],
         assert err.startswith("kg: error: ") and len(err.strip().splitlines()) == 1, err
     refused = code == 1 and "not allowed" in err
     _check(expect, CypherWriteError(err) if refused else (CypherError(err) if code else None), query)
-    assert file_hash(target.store_dir / GRAPH_FILE) == before
+    assert file_hash(target.store_dir / SNAPSHOT_FILE) == before
     COUNTS["cli"] = COUNTS.get("cli", 0) + 1
 
 
 @EMBEDDED_ONLY
 def test_real_kg_cypher_refuses_writes_in_one_line(target: Target) -> None:
     assert target.store_dir is not None
-    before = file_hash(target.store_dir / GRAPH_FILE)
+    before = file_hash(target.store_dir / SNAPSHOT_FILE)
     for query in ["MATCH (n) DETACH DELETE n", "cReAtE (x:Evil)", "RETURN 1; MATCH (n) SET n.x = 1",
                   "CALL { MATCH (n) DETACH DELETE n }", "CALL apoc.create.node(['X'], {})"]:
         r = kg("cypher", query, "--store-dir", str(target.store_dir))
@@ -329,7 +330,7 @@ def test_real_kg_cypher_refuses_writes_in_one_line(target: Target) -> None:
     count = "MATCH (n) RETURN count(n) AS n"
     r = kg("cypher", count, "--store-dir", str(target.store_dir), "--json")
     assert r.returncode == 0 and orjson.loads(r.stdout)["rows"] == target.store.cypher(count).rows
-    assert file_hash(target.store_dir / GRAPH_FILE) == before
+    assert file_hash(target.store_dir / SNAPSHOT_FILE) == before
     COUNTS["cli subprocess"] = 6
 
 

@@ -14,7 +14,8 @@ from kg.extract.types import Extraction
 from kg.graph import PaperInput
 from kg.readers import read_papers
 from kg.store.base import Store
-from kg.store.embedded import GRAPH_FILE, EmbeddedStore
+from kg.store.embedded import EmbeddedStore
+from kg.store.snapshot import SNAPSHOT_FILE, Snapshot
 
 RECORDS = [
     {"id": "arXiv:2401.00001", "title": "Early", "abstract": "We study early things.", "year": 2024,
@@ -60,13 +61,11 @@ def test_embedded_store_keeps_dates_as_text_on_disk(tmp_path: Path, corpus: Path
     store = EmbeddedStore(tmp_path / "store", writable=True)
     _build(store, corpus)
     store.close()
-    lines = [orjson.loads(x) for x in (tmp_path / "store" / GRAPH_FILE).read_bytes().splitlines()[1:]]
-    published = {r[1]["id"]: r[1].get("published") for r in lines if r[0] == "n" and r[1]["label"] == "Paper"}
+    nodes = Snapshot(tmp_path / "store" / SNAPSHOT_FILE).graph()._node  # as stored, before `with_dates`
+    published = {n: d.get("published") for n, d in nodes.items() if d["label"] == "Paper"}
     assert published == {"arXiv:2401.00001": "2024-01-02", "arXiv:2506.00002": "2025-06-03",
                          "arXiv:2512.00003": None}
-    for fresh in (True, False):  # from the snapshot, then from graph.jsonl alone
-        if not fresh:
-            (tmp_path / "store" / "graph.snapshot").unlink()
+    for fresh in (True, False):  # opened twice: the dates are dates each time
         reopened = EmbeddedStore(tmp_path / "store")
         assert reopened.cypher(LATE).rows == [["arXiv:2506.00002"]]
         out = tmp_path / f"export-{fresh}.jsonl"

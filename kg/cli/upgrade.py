@@ -1,0 +1,26 @@
+"""`kg upgrade`: save an embedded store made by an older kg in the current format, its graph unchanged."""
+
+from __future__ import annotations
+
+import click
+
+from kg.cli.main import store_dir_option
+
+
+@click.command()
+@store_dir_option
+def upgrade(store_dir: str) -> None:
+    """Rewrite a store made by an older kg (graph.jsonl beside graph.snapshot) as graph.snapshot alone.
+
+    Its extraction log is compressed line by line, each line kept as it is otherwise.
+
+    The graph is not derived again: the stored graph is written as it is, so its answers stay the same
+    (a `kg build` into the store upgrades it too, deriving the graph with this kg). Takes the store's write lock.
+    """
+    from kg.store.embedded import EmbeddedStore
+
+    with EmbeddedStore(store_dir, writable=True) as store:
+        if not store.upgrade():
+            click.echo(f"{store_dir}: already in the current format")
+            return
+    click.echo(f"{store_dir}: upgraded to the current format (graph.snapshot alone, the extraction log compressed)")
