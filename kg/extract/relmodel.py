@@ -10,10 +10,11 @@ run time).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from kg.extract.linear import softmax_probs
 
 NONE = "NONE"
 _TYPE = {"model": "method"}  # the NER has no separate model type
@@ -79,9 +80,8 @@ class RelationModel:
     """Loaded JSON weights: {"labels": [...], "bias": [...], "weights": {feature: [..per label..]}}."""
 
     def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
         self.labels: list[str] = data["labels"]
-        self.bias: list[float] = data["bias"]
-        self.weights: dict[str, list[float]] = data["weights"]
         self.threshold: float = data.get("threshold", 0.5)
         self.max_between: int = data.get("max_between", 30)
         self.none_max: float | None = data.get("none_max")
@@ -92,16 +92,7 @@ class RelationModel:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def probs(self, feats: list[str]) -> list[float]:
-        z = list(self.bias)
-        for x in feats:
-            w = self.weights.get(x)
-            if w is not None:
-                for k, v in enumerate(w):
-                    z[k] += v
-        m = max(z)
-        e = [math.exp(v - m) for v in z]
-        s = sum(e)
-        return [v / s for v in e]
+        return softmax_probs(self._data, feats)
 
     def predict(self, doc: Any, ents: Sequence[tuple[int, int, str]], sent_of: Sequence[int],
                 skip: set[int] | None = None) -> list[tuple[int, int, str]]:
