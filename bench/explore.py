@@ -26,6 +26,7 @@ from urllib.parse import quote
 from fastapi.testclient import TestClient
 
 from api.main import create_app
+from api.settings import Settings
 from kg.errors import NotFoundError
 from kg.fulltext import FullTextIndex
 from kg.graph import PAPER_EDGE_TYPES
@@ -145,7 +146,9 @@ def main() -> None:
     store._fulltext()
     print(f"full-text index open: {1000 * (time.perf_counter() - t):.0f} ms")
 
-    client = TestClient(create_app(store=store))
+    # The response cache off: each URL is asked many times, and the figure wanted is the store's work,
+    # not the cache replaying a repeated answer.
+    client = TestClient(create_app(Settings(response_cache_mb=0), store=store))
     tasks = sorted(store.by_label("Task"), key=lambda e: -nodes[e]["paper_count"])
     datasets = sorted(store.by_label("Dataset"), key=lambda e: -nodes[e]["paper_count"])
 
