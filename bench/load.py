@@ -131,8 +131,18 @@ def rss_kb(pid: int) -> int:
 
 async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | None) -> None:
     setup = Http(host, port, args.token)
-    papers = json.loads((await setup.request("GET", "/papers?limit=200"))[1])["items"]
-    entities = json.loads((await setup.request("GET", "/entities?limit=200"))[1])["items"]
+
+    async def fetch(path: str) -> list[dict]:
+        """The first --population items of a listing (every one when it is 0), a page of 200 at a time."""
+        items: list[dict] = []
+        while not args.population or len(items) < args.population:
+            page = json.loads((await setup.request("GET", f"{path}?limit=200&offset={len(items)}"))[1])["items"]
+            items += page
+            if len(page) < 200:
+                break
+        return items[: args.population or None]
+
+    papers, entities = await fetch("/papers"), await fetch("/entities")
     await setup.close()
     paper_ids = [p["id"] for p in papers]
     names = [e["name"] for e in entities]
@@ -245,6 +255,9 @@ def main() -> None:
     ap.add_argument("--hostile", action="store_true", help="add a client sending ReDoS and memory-bomb queries")
     ap.add_argument("--request-timeout", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--population", type=int, default=200,
+                    help="papers and entities the requests are drawn from (0: every one in the store); a small "
+                         "population repeats requests, which the response cache then answers")
     ap.add_argument("--serve-arg", action="append", default=[], help="extra argument for `kg serve` (repeatable)")
     args = ap.parse_args()
     args.token = os.environ.get("KG_API_TOKEN")
