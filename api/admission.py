@@ -105,6 +105,9 @@ class Admission:
         except BaseException:
             self._leave()
             raise
+        # A client that hangs up while the job still waits in the executor's queue cancels it: ``call`` then never
+        # runs, so its ``finally`` cannot give the slot back; this does.
+        fut.add_done_callback(lambda f: self._leave() if f.cancelled() else None)
         return await asyncio.wrap_future(fut)
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ no thread hop and no store work. Safe because a served embedded store never chan
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -35,17 +36,18 @@ class ResponseCache:
         self.budget = budget_bytes
         self.store_of = store_of
         self.cache = LRUCache(budget_bytes)
-        self._for: tuple[int, int] | None = None  # (id(store), id(store.graph)) the entries were made from
+        # The store and graph the entries were made from, held weakly: an id could be reused by a later object.
+        self._for: tuple[weakref.ref, weakref.ref] | None = None
         self.hits = self.misses = 0
 
     def _usable(self, scope: Scope) -> bool:
         store = self.store_of(scope)
         if not cacheable_store(store):
             return False
-        ident = (id(store), id(store.graph))  # type: ignore[attr-defined]
-        if ident != self._for:
+        graph = store.graph  # type: ignore[attr-defined]
+        if self._for is None or self._for[0]() is not store or self._for[1]() is not graph:
             self.cache = LRUCache(self.budget)
-            self._for = ident
+            self._for = (weakref.ref(store), weakref.ref(graph))
         return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -54,7 +56,8 @@ class ResponseCache:
             await self.app(scope, receive, send)
             return
         key = (scope["path"], scope.get("query_string", b""))
-        hit = self.cache.get(key)
+        cache = self.cache  # this request's: an answer made from a store swapped meanwhile goes to the old one
+        hit = cache.get(key)
         if hit is not None:
             self.hits += 1
             headers, body = hit
@@ -72,15 +75,15 @@ class ResponseCache:
             elif message["type"] == "http.response.body" and start is not None:
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body", False):
-                    self._put(key, start, b"".join(chunks))
+                    self._put(cache, key, start, b"".join(chunks))
             await send(message)
 
         await self.app(scope, receive, keep)
 
-    def _put(self, key: tuple[str, bytes], start: Message, body: bytes) -> None:
+    def _put(self, cache: LRUCache, key: tuple[str, bytes], start: Message, body: bytes) -> None:
         headers = [(bytes(k).lower(), bytes(v)) for k, v in start.get("headers", [])]
         if (start["status"] != 200 or len(body) > MAX_ENTRY_BYTES
                 or not any(k == b"content-type" and v.startswith(b"application/json") for k, v in headers)
                 or any(k in _PRIVATE for k, _ in headers)):
             return
-        self.cache.put(key, (headers, body), len(body) + 64 * len(headers) + len(key[0]) + len(key[1]))
+        cache.put(key, (headers, body), len(body) + 64 * len(headers) + len(key[0]) + len(key[1]))

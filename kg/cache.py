@@ -184,8 +184,15 @@ class CachedInputs(Mapping[str, PaperInput]):
 
     def __getitem__(self, pid: str) -> PaperInput:
         assert self._fh is not None
-        self._fh.seek(self._offsets[self.hashes[pid]])
-        return _input(orjson.loads(self._fh.readline()))
+        from kg.errors import StoreError
+
+        offset = self._offsets[self.hashes[pid]]
+        self._fh.seek(offset)
+        try:
+            return _input(orjson.loads(self._fh.readline()))
+        except (ValueError, TypeError, KeyError, zlib.error) as exc:  # binascii.Error is a ValueError
+            raise StoreError(f"{self._fh.name}: the extraction of {pid} (at byte {offset}) is damaged ({exc}); "
+                             f"rebuild from the original input into a new store") from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.hashes)

@@ -17,8 +17,13 @@ def upgrade(store_dir: str) -> None:
     The graph is not derived again: the stored graph is written as it is, so its answers stay the same
     (a `kg build` into the store upgrades it too, deriving the graph with this kg). Takes the store's write lock.
     """
-    from kg.store.embedded import EmbeddedStore
+    from pathlib import Path
 
+    from kg.errors import InputError
+    from kg.store.embedded import GRAPH_FILE, SNAPSHOT_FILE, EmbeddedStore
+
+    if not any((Path(store_dir) / f).exists() for f in (SNAPSHOT_FILE, GRAPH_FILE, "graph.json")):
+        raise InputError(f"{store_dir}: no kg store here (no {SNAPSHOT_FILE} or {GRAPH_FILE}); nothing to upgrade")
     with EmbeddedStore(store_dir, writable=True) as store:
         if not store.upgrade():
             click.echo(f"{store_dir}: already in the current format")

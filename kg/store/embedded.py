@@ -216,6 +216,9 @@ class EmbeddedStore(NxReads):
         gfile = self.path / GRAPH_FILE
         if self._record is not None:
             self._papers = self._record.papers()
+            if writable:  # an upgrade killed after its snapshot was in place left these: a second copy, stale
+                for old in (GRAPH_FILE, "graph.json"):
+                    (self.path / old).unlink(missing_ok=True)
         elif gfile.exists():
             self._papers = read_papers(gfile)
             self.legacy = f"{GRAPH_FILE} and {SNAPSHOT_FILE} format 3"

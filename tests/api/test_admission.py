@@ -58,3 +58,28 @@ def test_a_waiter_past_its_wait_gets_busy_and_a_cancelled_one_leaves_no_slot_tak
         assert await adm.run(lambda: 8) == 8 and adm.running == 0
 
     asyncio.run(main())
+
+
+def test_a_job_cancelled_before_its_thread_picked_it_up_gives_its_slot_back() -> None:
+    """A client that hangs up in the moment between being handed a slot and its job starting (the job still in
+    the executor's queue) must not keep the slot: before, `running` stayed up for good and, after `limit` such
+    hang-ups, every query got 503."""
+    async def main() -> int:
+        adm = Admission(1, wait_s=0.5)
+        release = threading.Event()
+        busy = adm.executor.submit(release.wait, 10)  # the one thread is taken, so the admitted job must queue
+        ran: list[int] = []
+        task = asyncio.create_task(adm.run(lambda: ran.append(1)))
+        await asyncio.sleep(0.05)
+        assert adm.running == 1
+        task.cancel()  # what the disconnect watcher does
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        busy.result(5)
+        await asyncio.sleep(0.05)
+        assert ran == []
+        assert await adm.run(lambda: 7) == 7  # the slot is free again: no ServerBusy
+        return adm.running
+
+    assert asyncio.run(main()) == 0
