@@ -20,9 +20,9 @@ def upgrade(store_dir: str) -> None:
     from pathlib import Path
 
     from kg.errors import InputError
-    from kg.store.embedded import GRAPH_FILE, SNAPSHOT_FILE, EmbeddedStore
+    from kg.store.embedded import GRAPH_FILE, OLDER_GRAPH_FILES, SNAPSHOT_FILE, EmbeddedStore
 
-    if not any((Path(store_dir) / f).exists() for f in (SNAPSHOT_FILE, GRAPH_FILE, "graph.json")):
+    if not any((Path(store_dir) / f).exists() for f in (SNAPSHOT_FILE, *OLDER_GRAPH_FILES)):
         raise InputError(f"{store_dir}: no kg store here (no {SNAPSHOT_FILE} or {GRAPH_FILE}); nothing to upgrade")
     with EmbeddedStore(store_dir, writable=True) as store:
         if not store.upgrade():

@@ -29,6 +29,7 @@ GRAPH_FILE = "graph.jsonl"
 INPUTS_FILE = "inputs.jsonl"
 LOCK_FILE = ".lock"
 SAVING_FILE = ".saving"  # present from the moment a build starts saving the graph until its snapshot is in place
+OLDER_GRAPH_FILES = (GRAPH_FILE, "graph.json")  # what older kgs kept the graph in: superseded by a v4 snapshot
 
 
 def write_graph(g: nx.MultiDiGraph, papers: Mapping[str, str], fh: BinaryIO) -> None:
@@ -217,8 +218,7 @@ class EmbeddedStore(NxReads):
         if self._record is not None:
             self._papers = self._record.papers()
             if writable:  # an upgrade killed after its snapshot was in place left these: a second copy, stale
-                for old in (GRAPH_FILE, "graph.json"):
-                    (self.path / old).unlink(missing_ok=True)
+                self._remove_older_graph_files()
         elif gfile.exists():
             self._papers = read_papers(gfile)
             self.legacy = f"{GRAPH_FILE} and {SNAPSHOT_FILE} format 3"
@@ -338,6 +338,10 @@ class EmbeddedStore(NxReads):
         self._save(graph, dict(self._papers))
         return True
 
+    def _remove_older_graph_files(self) -> None:
+        for name in OLDER_GRAPH_FILES:
+            (self.path / name).unlink(missing_ok=True)
+
     def _save(self, graph: nx.MultiDiGraph, papers: dict[str, str]) -> None:
         sfile = self.path / SNAPSHOT_FILE
         if self.legacy is not None:
@@ -356,8 +360,7 @@ class EmbeddedStore(NxReads):
         _atomic_write(sfile, lambda fh: identity.update(write_snapshot(graph, related, keys, papers, fh)))
         saving.unlink()
         if self.legacy is not None:
-            for old in (GRAPH_FILE, "graph.json"):  # what an older kg kept: superseded by the snapshot now in place
-                (self.path / old).unlink(missing_ok=True)
+            self._remove_older_graph_files()  # superseded by the snapshot now in place
             self.cache.compact()  # the same lines, compressed: a kill leaves one log or the other, both whole
         _fsync_dir(self.path)
         # Written for this snapshot (named by its identity): a kill before it is in place leaves the previous
