@@ -295,7 +295,9 @@ class EmbeddedStore(NxReads):
         return super()._related_index()
 
     def _load_name_keys(self) -> dict[str, tuple[str, ...]]:
-        return self._snapshot.name_keys() if self._snapshot is not None else super()._load_name_keys()
+        # Keys made by older rules would miss names as today's queries spell them: those are made afresh.
+        keys = self._snapshot.name_keys() if self._snapshot is not None else None
+        return keys if keys is not None else super()._load_name_keys()
 
     def _lock(self, wait: bool) -> None:
         self._lock_fd = filelock.acquire(self.path, LOCK_FILE, wait)

@@ -33,6 +33,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS
 from kg.errors import StoreError
 from kg.lru import LRUCache
@@ -133,8 +134,11 @@ class Snapshot:
         except (EOFError, ValueError, TypeError, KeyError, IndexError, zlib.error) as exc:
             raise StoreError(f"{self.path}: damaged snapshot ({type(exc).__name__}); rebuild the store") from None
 
-    def name_keys(self) -> dict[str, tuple[str, ...]]:
-        """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities)."""
+    def name_keys(self) -> dict[str, tuple[str, ...]] | None:
+        """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities); None when
+        they were made by other rules than today's ``canonical_key`` (a store built before them)."""
+        if self.header.get("key_scheme", 1) != KEY_SCHEME:
+            return None
         return marshal.loads(self.unpacked("name_keys"))
 
     def topology(self) -> dict[str, Any]:
