@@ -198,6 +198,22 @@ def test_spelling_variants_are_one_node_across_papers() -> None:
     assert g.nodes["gpt4"]["type"] == "model"  # the known name's type, whatever one paper's tagger said
 
 
+def test_a_short_form_in_another_case_is_not_read_through_a_long_form() -> None:
+    from kg.graph import derive_graph
+
+    coco = "We propose a prompting method, Coding Concepts (CoCo), for code LMs."
+    g = derive_graph([
+        _paper("a", coco, [("Coding Concepts", "method"), ("CoCo", "method")], [("CoCo", "Coding Concepts")],
+               {"CoCo": "Coding Concepts"}),
+        _paper("b", "Detection results on the COCO dataset.", [("COCO", "dataset")]),
+        _paper("c", "Pascal, Cityscapes and COCO benchmarks.", [("COCO", "dataset")]),
+        _paper("d", "Another CoCo prompt.", [("CoCo", "method")]),
+    ])
+    assert _papers_of(g, "COCO") == {"COCO": 2}
+    assert g.nodes["coco"]["type"] == "dataset"
+    assert _papers_of(g, "CoCo") == {"Coding Concepts": 2}  # the same letters in the same case still resolve
+
+
 def test_a_store_saved_with_older_key_rules_still_finds_names(tmp_path: Path, monkeypatch) -> None:
     """A snapshot keeps its entities' name keys; one made by older rules ("cifar 10" where today's give
     "cifar10") would miss every name spelled with a digit. Those keys are made afresh instead."""
