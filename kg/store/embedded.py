@@ -329,11 +329,16 @@ class EmbeddedStore(NxReads):
 
     def upgrade(self) -> bool:
         """Save a store made by an older kg in the current format, its graph and extractions as they are; False
-        if it already is."""
+        if it already is. A snapshot whose name keys older ``canonical_key`` rules made is saved again with
+        today's keys (the graph as it is), so opening it no longer makes them afresh."""
         if not self.writable:
             raise StoreError(f"{self.path}: store opened read-only")
         if self.legacy is None:
-            return self.cache.compact()
+            compacted = self.cache.compact()
+            if self._record is None or self._record.keys_current:
+                return compacted
+            self._save(self.graph, dict(self._papers))
+            return True
         if self.legacy == "graph.json":
             raise StoreError(f"{self.path}: made by a kg older than graph.jsonl; `kg build` it again from its input")
         graph = self.graph

@@ -134,12 +134,15 @@ class Snapshot:
         except (EOFError, ValueError, TypeError, KeyError, IndexError, zlib.error) as exc:
             raise StoreError(f"{self.path}: damaged snapshot ({type(exc).__name__}); rebuild the store") from None
 
+    @property
+    def keys_current(self) -> bool:
+        """Whether its name keys were made by today's ``canonical_key`` rules (a kg before them wrote none)."""
+        return self.header.get("key_scheme", 1) == KEY_SCHEME
+
     def name_keys(self) -> dict[str, tuple[str, ...]] | None:
         """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities); None when
-        they were made by other rules than today's ``canonical_key`` (a store built before them)."""
-        if self.header.get("key_scheme", 1) != KEY_SCHEME:
-            return None
-        return marshal.loads(self.unpacked("name_keys"))
+        they were made by older rules (``keys_current``)."""
+        return marshal.loads(self.unpacked("name_keys")) if self.keys_current else None
 
     def topology(self) -> dict[str, Any]:
         """The CSR arrays of ``kg.cypher.columns``, read in place from the mapped file."""

@@ -232,3 +232,24 @@ def test_a_store_saved_with_older_key_rules_still_finds_names(tmp_path: Path, mo
     old = EmbeddedStore(tmp_path / "old")
     assert old.resolve_entity("CIFAR10") == old.resolve_entity("cifar 10") == "cifar10"
     assert [h.id for h in old.search("CIFAR-10", 1)] == ["cifar10"]
+
+
+def test_kg_upgrade_saves_older_name_keys_afresh(tmp_path: Path, monkeypatch) -> None:
+    import kg.store.snapshot_write as snapshot_write
+    from kg.graph import derive_graph
+
+    papers = {p.record.id: p for p in [_paper("p1", "Results on CIFAR-10.", [("CIFAR-10", "dataset")])]}
+    monkeypatch.setattr(snapshot_write, "KEY_SCHEME", 1)
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        store.replace_graph(derive_graph(papers), papers)
+    monkeypatch.undo()
+    before = EmbeddedStore(tmp_path / "old")
+    assert not before._snapshot.keys_current
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        assert store.upgrade()
+    after = EmbeddedStore(tmp_path / "old")
+    assert after._snapshot.keys_current and after.resolve_entity("CIFAR10") == "cifar10"
+    q = "MATCH (a)-[r]->(b) RETURN a.id, type(r), b.id, r.sentence ORDER BY a.id, b.id, type(r)"
+    assert after.cypher(q).rows == before.cypher(q).rows
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        assert not store.upgrade()  # now current
