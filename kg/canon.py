@@ -26,7 +26,7 @@ _IRREGULAR = {
 # "multi-agent", "non-convex"; not "re" or "co", which are acronyms too; not before "and"/"or": "pre- and
 # post-processing") and a few compounds written either way ("fine-tuning", "back-propagation", "feed-forward").
 # Joining can only make two spellings of one name meet (a different name would need the same letters in order).
-_SEP = r"[\-\u2010\u2011\u2012\u2013_ ]"
+_SEP = r"[\-\u2010\u2011\u2012\u2013_~\s]"  # "~" is TeX's unbreakable space ("Llama~2")
 _LETTER_DIGIT = re.compile(rf"(?<=[^\W\d_]){_SEP}+(?=\d)")  # "LLaMA--2" too
 _DIGIT_LETTER = re.compile(rf"(?<=\d){_SEP}(?=[^\W\d_](?![\w]))")
 _LONE_LETTER = re.compile(r"(?<![\w.])([^\W\d_])[\-\u2010\u2011](?=[^\W\d_]{2})")

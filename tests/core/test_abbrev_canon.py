@@ -53,7 +53,7 @@ def test_hyphen_space_and_joined_spellings_share_one_key() -> None:
     assert canonical_key("GPT-4") == canonical_key("GPT 4") == canonical_key("GPT4") == "gpt4"
     assert canonical_key("CIFAR-10") == canonical_key("CIFAR10") == canonical_key("cifar 10")
     assert canonical_key("ResNet-50") == canonical_key("ResNet50") == canonical_key("ResNet 50")
-    assert canonical_key("LLaMA--2") == canonical_key("Llama 2") == "llama2"
+    assert canonical_key("LLaMA--2") == canonical_key("Llama~2") == canonical_key("Llama 2") == "llama2"
     assert canonical_key("Llama-2-7B") == canonical_key("LLaMA2-7B") == canonical_key("Llama 2 7B") == "llama2 7b"
     assert canonical_key("3-D reconstruction") == canonical_key("3D reconstruction")
     # a lone leading letter, prefixes that are no words, compounds written either way
