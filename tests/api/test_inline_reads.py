@@ -43,16 +43,18 @@ def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_warmed_store_answers_light_reads_inline_with_the_same_answers(
-        make_client: Callable[..., TestClient], client: TestClient, warmed: EmbeddedStore, hops: list[str]) -> None:
-    inline = make_client(store=warmed)
-    for url in LIGHT:
-        a, b = inline.get(url), client.get(url)  # `client` serves the same store, never warmed: threadpool
-        assert (a.status_code, a.json()) == (b.status_code, b.json()), url
+        make_client: Callable[..., TestClient], store_dir: Path, warmed: EmbeddedStore, hops: list[str]) -> None:
+    inline = make_client(store=warmed, response_cache_mb=0)
+    with EmbeddedStore(store_dir) as cold:  # the same store, never warmed: every read goes to the threadpool
+        client = make_client(store=cold, response_cache_mb=0)
+        for url in LIGHT:
+            a, b = inline.get(url), client.get(url)
+            assert (a.status_code, a.json()) == (b.status_code, b.json()), url
     assert warmed.reads_inline("straight-through-estimator")
     threadpool_calls = len(hops)
     assert threadpool_calls >= len(LIGHT)  # every read of the unwarmed store went to the threadpool...
     for url in LIGHT:
-        inline.get(url)
+        inline.get(url)  # (no response cache in either app: each request reads the store)
     assert len(hops) == threadpool_calls  # ...and none of the warmed one's
 
 
@@ -60,7 +62,7 @@ def test_an_entity_with_many_papers_is_read_in_the_threadpool(
         make_client: Callable[..., TestClient], warmed: EmbeddedStore, hops: list[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kg.store.nxreads, "INLINE_MAX_PAPERS", 1)  # STE has two papers
-    c = make_client(store=warmed)
+    c = make_client(store=warmed, response_cache_mb=0)
     assert c.get("/entities/STE").status_code == 200
     assert c.get("/entities/STE/related").status_code == 200
     assert hops == ["get_entity", "related_entities"]  # the name lookup itself stays inline
@@ -78,7 +80,7 @@ def test_a_slow_read_in_the_threadpool_does_not_hold_health(
             return super().related_papers(paper_id, k)
 
     with Slow(store_dir) as store:
-        c = make_client(store=store)
+        c = make_client(store=store, response_cache_mb=0)
         answer: list[int] = []
         t = threading.Thread(target=lambda: answer.append(c.get("/papers/arXiv:2401.00631/related").status_code))
         t.start()
