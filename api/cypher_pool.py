@@ -134,6 +134,13 @@ def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
         a.close()
 
 
+def _alive(w: _Worker) -> bool:
+    try:
+        return not w.conn.poll(0)  # an idle worker never writes: readable means end of file
+    except OSError:
+        return False
+
+
 async def _receive(loop: asyncio.AbstractEventLoop, conn: Connection) -> bytes:
     """One message of ``conn`` (multiprocessing's framing: a 4-byte big-endian length, or -1 and an 8-byte one),
     read as it arrives without blocking the loop."""
@@ -268,11 +275,7 @@ class CypherPool:
                 if time.monotonic() < deadline:
                     continue
                 raise CypherTimeout(f"no Cypher worker became free within {timeout_s:g} s") from None
-            try:
-                dead = w.conn.poll(0)  # an idle worker never writes: readable means end of file
-            except OSError:
-                dead = True
-            if not dead:
+            if _alive(w):
                 return w
             self._discard(w)
 
@@ -283,11 +286,7 @@ class CypherPool:
                 w = self._idle.get_nowait()
             except queue.Empty:
                 return None
-            try:
-                dead = w.conn.poll(0)  # an idle worker never writes: readable means end of file
-            except OSError:
-                dead = True
-            if not dead:
+            if _alive(w):
                 return w
             self._discard(w)
 
@@ -301,7 +300,14 @@ class CypherPool:
             self.start()
         loop = asyncio.get_running_loop()
         # Admission lets no more queries in than there are workers, so one is idle unless it is being replaced.
-        w = self._take_idle() or await asyncio.to_thread(self._take, timeout_s)
+        w = self._take_idle()
+        if w is None:
+            taking = loop.run_in_executor(None, self._take, timeout_s)
+            try:
+                w = await asyncio.shield(taking)
+            except asyncio.CancelledError:  # its client hung up: the worker the thread takes later goes back
+                taking.add_done_callback(lambda f: f.cancelled() or f.exception() or self._idle.put(f.result()))
+                raise
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:
             w.conn.send((query, parameters, max_rows, timeout_s))
