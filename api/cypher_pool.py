@@ -156,6 +156,20 @@ async def _receive(loop: asyncio.AbstractEventLoop, conn: Connection) -> bytes:
         sock.close()  # the duplicate only: the worker's own descriptor stays open
 
 
+async def _send(loop: asyncio.AbstractEventLoop, conn: Connection, obj: Any) -> None:
+    """``conn.send(obj)`` through the loop. ``conn.send`` itself would not do: once ``_receive`` ran, the
+    descriptor is non-blocking (the flag belongs to the open file, which the duplicate shares), and a message
+    larger than the socket buffer stopped part-way."""
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    head = struct.pack("!i", len(data)) if len(data) <= 0x7FFFFFFF else struct.pack("!iQ", -1, len(data))
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    try:
+        sock.setblocking(False)
+        await loop.sock_sendall(sock, head + data)
+    finally:
+        sock.close()
+
+
 async def _exactly(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int) -> bytes:
     buf = bytearray(n)
     view, got = memoryview(buf), 0
@@ -280,7 +294,8 @@ class CypherPool:
             self._discard(w)
 
     def _take_idle(self) -> _Worker | None:
-        """An idle worker that is still alive, without waiting; None when there is none."""
+        """An idle worker that is still alive, without waiting; None when there is none (call it on the event
+        loop: one found dead is replaced off it)."""
         while True:
             try:
                 w = self._idle.get_nowait()
@@ -288,7 +303,8 @@ class CypherPool:
                 return None
             if _alive(w):
                 return w
-            self._discard(w)
+            self._kill(w)
+            asyncio.get_running_loop().run_in_executor(None, self._replace)
 
     async def run(self, query: str, parameters: dict[str, Any], *, max_rows: int,
                   timeout_s: float) -> CypherResult:
@@ -310,9 +326,12 @@ class CypherPool:
                 raise
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:
-            w.conn.send((query, parameters, max_rows, timeout_s))
+            async def ask() -> bytes:
+                await _send(loop, w.conn, (query, parameters, max_rows, timeout_s))
+                return await _receive(loop, w.conn)
+
             try:
-                payload = await asyncio.wait_for(_receive(loop, w.conn), timeout_s + GRACE_S)
+                payload = await asyncio.wait_for(ask(), timeout_s + GRACE_S)
             except TimeoutError:
                 raise CypherTimeout(f"query exceeded its time limit of {timeout_s:g} s and was stopped") from None
             kind, body = pickle.loads(payload)

@@ -39,12 +39,14 @@ async def get_settings(request: Request) -> Settings:
 T = TypeVar("T")
 
 
-async def read(store: Store, fn: Callable[..., T], *args: Any, entity_id: str | None = None, **kwargs: Any) -> T:
+async def read(store: Store, fn: Callable[..., T], *args: Any, entity_id: str | None = None, light: bool = True,
+               **kwargs: Any) -> T:
     """``fn(*args, **kwargs)``, a read of ``store``: on the event loop when the store says the read is light
     (``Store.reads_inline``), else in the threadpool. Most embedded reads take a fraction of a millisecond;
     handing each to a thread, and its answer back, cost more than the read, and 40 threads taking turns at the
-    interpreter lock made every request wait under load (50 clients: about half of the CPU per request)."""
-    if store.reads_inline(entity_id):
+    interpreter lock made every request wait under load (50 clients: about half of the CPU per request).
+    ``light=False``: this call is not light whatever the store (its first, uncached run)."""
+    if light and store.reads_inline(entity_id):
         return fn(*args, **kwargs)
     return await run_in_threadpool(fn, *args, **kwargs)
 

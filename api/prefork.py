@@ -23,6 +23,7 @@ from kg.procs import die_with_parent
 
 FAST_EXIT_S = 5.0  # a child that exits this soon after starting, this many times running, is failing to start
 FAST_EXITS = 5
+_STOPS = (signal.SIGTERM, signal.SIGINT)
 
 
 def serve_forked(serve: Callable[[socket.socket], None], sock: socket.socket, processes: int,
@@ -34,22 +35,31 @@ def serve_forked(serve: Callable[[socket.socket], None], sock: socket.socket, pr
     fast_exits = 0
 
     def spawn() -> None:
-        pid = os.fork()
-        if pid == 0:  # the child: serve until told to stop, then leave without running the parent's clean-up
-            status = 1
-            try:
-                die_with_parent(parent)
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    signal.signal(sig, signal.SIG_DFL)  # uvicorn installs its own handlers as it starts
-                serve(sock)
-                status = 0
-            except BaseException as exc:  # noqa: BLE001 - a child must never return into the parent's code
-                say(f"kg: serving process {os.getpid()} failed: {exc}")
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(status)
-        children[pid] = time.monotonic()
+        # Signals wait while a child is forked and registered: one in between would reach the child with the
+        # parent's handler, or stop every child but the one not yet registered.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            if stopping:
+                return
+            pid = os.fork()
+            if pid == 0:  # the child: serve until told to stop, then leave without running the parent's clean-up
+                status = 1
+                try:
+                    die_with_parent(parent)
+                    for sig in _STOPS:
+                        signal.signal(sig, signal.SIG_DFL)  # uvicorn installs its own handlers as it starts
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                    serve(sock)
+                    status = 0
+                except BaseException as exc:  # noqa: BLE001 - a child must never return into the parent's code
+                    say(f"kg: serving process {os.getpid()} failed: {exc}")
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(status)
+            children[pid] = time.monotonic()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def stop(signum: int, _frame: object) -> None:
         nonlocal stopping
@@ -62,7 +72,8 @@ def serve_forked(serve: Callable[[socket.socket], None], sock: socket.socket, pr
     # in each child and so copy the pages the children share.
     gc.collect()
     gc.freeze()
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, stop) for sig in _STOPS}
+    result = 0
     try:
         for _ in range(processes):
             spawn()
@@ -77,11 +88,12 @@ def serve_forked(serve: Callable[[socket.socket], None], sock: socket.socket, pr
             fast_exits = fast_exits + 1 if time.monotonic() - started < FAST_EXIT_S else 0
             if fast_exits >= FAST_EXITS:
                 say(f"kg: error: serving processes keep exiting at start ({_how(status)}); stopping")
-                stop(signal.SIGTERM, None)
-                return 1
+                result = 1
+                stop(signal.SIGTERM, None)  # the rest are reaped by this loop, then it returns
+                continue
             say(f"kg: serving process {pid} {_how(status)}; starting another")
             spawn()
-        return 0
+        return result
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

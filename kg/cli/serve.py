@@ -31,7 +31,8 @@ if TYPE_CHECKING:
               help="Megabytes of JSON answers to repeated GET requests kept in memory; 0 turns the cache off.")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Serving processes on the one port, forked once the store is loaded so they share its memory; "
-                   "each answers on its own core (embedded store only). The Cypher workers are split among them.")
+                   "each answers on its own core (embedded store only). The Cypher workers are split among them, "
+                   "and each process admits its own queries.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--token", envvar="KG_API_TOKEN", default=None, show_default=False,
@@ -51,11 +52,14 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
     if processes > 1 and store_opts.kind != "embedded":
         raise InputError(f"--processes {processes} needs the embedded store: forked processes cannot share one "
                          f"{store_opts.kind} driver's connections")
-    workers = default_cypher_workers() if cypher_workers is None else cypher_workers
+    workers = max(default_cypher_workers(), processes) if cypher_workers is None else cypher_workers
+    if 0 < workers < processes:
+        raise InputError(f"--processes {processes} needs at least as many Cypher workers (one a process); give "
+                         f"--cypher-workers {processes} or more, or 0 to run Cypher in the serving processes")
     # Refuses (one line, exit 1) a non-loopback host without a token, before the store is opened.
     settings = Settings(store_kind=store_opts.kind, store_dir=store_opts.store_dir, host=host, port=port,
                         cypher_timeout_s=cypher_timeout, token=token or None,
-                        # split, so that all processes together run at most `workers` queries at once
+                        # split (a remainder unused), so all processes together run at most `workers` at once
                         cypher_workers=workers if processes == 1 or not workers else max(1, workers // processes),
                         cypher_memory_mb=cypher_memory, response_cache_mb=response_cache)
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
@@ -104,7 +108,10 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def _warm(store: Store) -> None:
+    from api.routes.meta import prime
+
     try:
         store.warm()
+        prime(store)
     except Exception as exc:  # noqa: BLE001 - the server goes on; the index is built again on first use
         click.echo(f"kg: warning: building the search and related-paper indexes failed: {exc}", err=True)

@@ -41,9 +41,10 @@ from kg.store.explore_reads import ExploreReads
 
 _ENTITY_LABEL_SET = set(ENTITY_LABELS.values())
 PAPER_RERANK = 50  # papers fetched past the limit, so the entity bonus can lift one into it
-# An entity's detail and related entities walk its papers (about 3 us each at 83k): past this many, the read is
-# not light (a hub of 26k papers takes 0.2 s and 0.9 s) and a server runs it off its event loop.
-INLINE_MAX_PAPERS = 2000
+# An entity's detail walks its papers' edges, decoded from the snapshot on first touch: up to 0.1 ms a paper
+# (an entity of 1,476 papers took 0.16 s at 83k the first time); past this many the read is not light and a
+# server runs it off its event loop.
+INLINE_MAX_PAPERS = 300
 
 
 def entity_name_keys(graph: nx.MultiDiGraph) -> dict[str, tuple[str, ...]]:

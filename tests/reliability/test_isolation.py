@@ -263,3 +263,16 @@ def test_a_query_cancelled_while_waiting_for_a_worker_gives_that_worker_back(stu
         assert asyncio.run(scenario()) == [[1]]
     finally:
         pool.close()
+
+
+def test_large_parameters_reach_a_worker_that_already_answered(stuck_store: StuckStore) -> None:
+    # Reading an answer through the loop made the pool's end of the socket non-blocking; a message larger than the
+    # socket buffer then stopped part-way and the query got 400 "worker process died" (found in review).
+    big = "x" * 240_000  # inside the 256 KB body limit, larger than a socketpair's buffer
+    app = create_app(Settings(cypher_workers=1), store=stuck_store)
+    with TestClient(app) as c:
+        assert c.post("/cypher", json={"query": "RETURN 1 AS one"}).status_code == 200
+        for _ in range(3):
+            r = c.post("/cypher", json={"query": "RETURN size($s) AS n", "parameters": {"s": big}})
+            assert (r.status_code, r.json().get("rows")) == (200, [[240_000]]), r.text
+        assert app.state.cypher.pool.replaced == 0

@@ -77,3 +77,11 @@ def test_processes_need_the_embedded_store() -> None:
     assert r.stderr.strip().splitlines() == [
         "kg: error: --processes 2 needs the embedded store: forked processes cannot share one neo4j driver's "
         "connections"]
+
+
+def test_processes_need_a_cypher_worker_each() -> None:
+    r = kg("serve", "--store-dir", "/nonexistent", "--processes", "3", "--cypher-workers", "2")
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines() == [
+        "kg: error: --processes 3 needs at least as many Cypher workers (one a process); give --cypher-workers 3 "
+        "or more, or 0 to run Cypher in the serving processes"]
