@@ -1,7 +1,9 @@
 """Admission control for Cypher: at most ``limit`` queries run at once, the rest wait briefly in turn, then get 503.
 
-Queries run on their own threads (``executor``), never on the pool that serves the light endpoints, so a burst
-of Cypher cannot queue /health or /search behind it. Waiting queries queue first come, first served, and are
+A query of the worker pool is awaited on the event loop (``run_async``: the loop only sends it and reads the
+answer); one run in this process (no pool: ``--cypher-workers 0``, Neo4j) runs on the admission's own threads
+(``run``), never on the pool that serves the light endpoints. Either way a burst of Cypher cannot queue
+/health or /search behind it. Waiting queries queue first come, first served, and are
 woken when a slot frees (not by polling: 50 waiters polling every 10 ms took a share of the server's core and
 let late comers overtake). The counter is a plain lock, not an asyncio primitive, so one app can be driven
 from several event loops (tests do): a slot is handed to a waiter under the lock, then its loop is told.
@@ -13,7 +15,7 @@ import asyncio
 import math
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -109,6 +111,15 @@ class Admission:
         # runs, so its ``finally`` cannot give the slot back; this does.
         fut.add_done_callback(lambda f: self._leave() if f.cancelled() else None)
         return await asyncio.wrap_future(fut)
+
+    async def run_async(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """Await ``fn()`` once a slot is free, on this event loop; ServerBusy if none frees within ``wait_s``. A
+        call cancelled (its client hung up) gives its slot back at once."""
+        await self._enter()
+        try:
+            return await fn()
+        finally:
+            self._leave()
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)

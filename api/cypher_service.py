@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import threading
 from typing import Any
 
 from api.admission import Admission
-from api.cypher_pool import CypherPool, Ticket
+from api.cypher_pool import CypherPool
 from api.settings import Settings
 from kg.models import CypherResult
 from kg.store.base import Store
@@ -47,13 +46,8 @@ class CypherService:
         timeout_s = self.settings.cypher_timeout_s
         pool = self.pool
         if pool is not None:
-            ticket = Ticket()
-            try:
-                return await self.admission.run(
-                    lambda: pool.run(query, parameters, max_rows=max_rows, timeout_s=timeout_s, ticket=ticket))
-            except asyncio.CancelledError:  # the client hung up: its worker is killed, its slot freed in ms
-                ticket.cancel()
-                raise
+            return await self.admission.run_async(
+                lambda: pool.run(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
         return await self.admission.run(
             lambda: store.cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
 

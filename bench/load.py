@@ -152,7 +152,7 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
     statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
     stop = time.monotonic() + args.seconds
     rng = random.Random(args.seed)
-    kinds = [k for k, w in MIX for _ in range(w)]
+    kinds = [k for k, w in args.mix for _ in range(w)]
     q = urllib.parse.quote
 
     async def timed(http: Http, name: str, method: str, path: str, body: dict | None = None,
@@ -240,6 +240,17 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
               f"peak over idle {(peak[0] - idle) / 1024:.0f} MiB")
 
 
+def parse_mix(text: str) -> tuple[tuple[str, int], ...]:
+    kinds = {k for k, _ in MIX}
+    try:
+        mix = tuple((k, int(w)) for k, _, w in (part.partition("=") for part in text.split(",")))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a mix of weights: {text!r}") from None
+    if not mix or any(k not in kinds or w < 0 for k, w in mix) or not sum(w for _, w in mix):
+        raise argparse.ArgumentTypeError(f"kinds are {', '.join(sorted(kinds))}, weights whole numbers >= 0")
+    return mix
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -255,9 +266,13 @@ def main() -> None:
     ap.add_argument("--hostile", action="store_true", help="add a client sending ReDoS and memory-bomb queries")
     ap.add_argument("--request-timeout", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=16)
-    ap.add_argument("--population", type=int, default=200,
-                    help="papers and entities the requests are drawn from (0: every one in the store); a small "
-                         "population repeats requests, which the response cache then answers")
+    ap.add_argument("--population", type=int, default=0,
+                    help="papers and entities the requests are drawn from (0, the default: every one in the store); "
+                         "a small population repeats requests, which the response cache then answers")
+    ap.add_argument("--mix", type=parse_mix, default=MIX,
+                    help="the request mix as weights, e.g. related=30,entity=30,search=40 (default: "
+                         + ",".join(f"{k}={w}" for k, w in MIX) + "); cypher=0 leaves Cypher out, so no client "
+                         "waits in its queue and all of them load the light endpoints")
     ap.add_argument("--serve-arg", action="append", default=[], help="extra argument for `kg serve` (repeatable)")
     args = ap.parse_args()
     args.token = os.environ.get("KG_API_TOKEN")

@@ -61,33 +61,43 @@ class PaperInput:
     extraction: Extraction
 
 
+def _letters(short: str) -> str:
+    """A short form's letters as written, without a plural ("LLMs", "LLM's" -> "LLM"; "GPT-4" -> "GPT")."""
+    return "".join(c for c in re.sub(r"(?<=[A-Z0-9])'?s$", "", short) if c.isalpha())
+
+
 class _Resolver:
-    """Maps a mention to its canonical key, resolving abbreviations across the whole corpus."""
+    """Maps a mention to its canonical key, resolving abbreviations across the whole corpus.
+
+    A short form resolves to a long form defined with the same letters in the same case: one paper's "Coding
+    Concepts (CoCo)" is no reading of another paper's "COCO" (the dataset), though both have the key "coco".
+    """
 
     def __init__(self, papers: Iterable[PaperInput]) -> None:
-        votes: dict[str, Counter[str]] = defaultdict(Counter)
+        votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
         for p in papers:
             for short, long in p.extraction.abbreviations:
-                votes[canonical_key(short)][canonical_key(long)] += 1
+                votes[canonical_key(short), _letters(short)][canonical_key(long)] += 1
         # The most common definition wins; ties go to the alphabetically first, for determinism.
-        self.global_long = {s: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for s, c in votes.items() if s}
+        self.global_long = {s: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for s, c in votes.items() if s[0]}
 
-    def local(self, ext: Extraction) -> dict[str, str]:
-        return {canonical_key(s): canonical_key(lf) for s, lf in ext.abbreviations}
+    def local(self, ext: Extraction) -> dict[tuple[str, str], str]:
+        return {(canonical_key(s), _letters(s)): canonical_key(lf) for s, lf in ext.abbreviations}
 
-    def key(self, m: Mention, local: dict[str, str]) -> str:
+    def _long(self, short: str, local: dict[tuple[str, str], str]) -> str | None:
+        k = (canonical_key(short), _letters(short))
+        return local.get(k) or self.global_long.get(k)
+
+    def key(self, m: Mention, local: dict[tuple[str, str], str]) -> str:
         if m.short_form_of:
             return canonical_key(m.short_form_of)
         key = canonical_key(m.text)
         if looks_like_acronym(m.text):
-            return local.get(key) or self.global_long.get(key) or key
+            return self._long(m.text, local) or key
         words = m.text.split()
         if len(words) > 1 and any(looks_like_acronym(w) for w in words):
             # "multimodal LLMs" -> "multimodal large language model"
-            parts = []
-            for w in words:
-                wk = canonical_key(w)
-                parts.append(local.get(wk) or self.global_long.get(wk) or w if looks_like_acronym(w) else w)
+            parts = [(self._long(w, local) or w) if looks_like_acronym(w) else w for w in words]
             return canonical_key(" ".join(parts))
         return key
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -65,6 +66,21 @@ class RelatedIndex:
         """The paper's entity ids, sorted."""
         i = self.row[paper_id]
         return [self.entities[j] for j in self.indices[self.indptr[i] : self.indptr[i + 1]].tolist()]
+
+    def papers_with(self, entity_id: str, paper_ids: Iterable[str]) -> set[str]:
+        """Those of ``paper_ids`` whose row holds ``entity_id`` (a binary search in each sorted row)."""
+        j = bisect.bisect_left(self.entities, entity_id)
+        if j == len(self.entities) or self.entities[j] != entity_id:
+            return set()
+        out = set()
+        for p in paper_ids:
+            i = self.row.get(p)
+            if i is not None:
+                lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
+                at = lo + int(np.searchsorted(self.indices[lo:hi], j))
+                if at < hi and self.indices[at] == j:
+                    out.add(p)
+        return out
 
     def _top(self, i: int, scores: np.ndarray, idx: np.ndarray, k: int) -> list[tuple[str, float, list[str]]]:
         mask = idx != i

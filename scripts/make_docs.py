@@ -136,16 +136,20 @@ def api_block(store_dir: Path) -> str:
     return fenced("\n".join(out))
 
 
-def query_blocks(readme: str, store_dir: Path) -> dict[str, str]:
-    """Each ``queryN`` marker's answer: the ```cypher block right above it, run with ``kg cypher``."""
+def readme_queries(readme: str) -> dict[str, str]:
+    """Each ``queryN`` marker's query: the ```cypher block right above it, on one line."""
     out = {}
     for m in BLOCK.finditer(readme):
-        if not m.group("name").startswith("query"):
-            continue
-        above = readme[: m.start()].rsplit("```cypher\n", 1)[1].split("```", 1)[0]
-        query = " ".join(above.split())
-        out[m.group("name")] = fenced(kg("cypher", query, "--store-dir", str(store_dir)))
+        if m.group("name").startswith("query"):
+            above = readme[: m.start()].rsplit("```cypher\n", 1)[1].split("```", 1)[0]
+            out[m.group("name")] = " ".join(above.split())
     return out
+
+
+def query_blocks(readme: str, store_dir: Path) -> dict[str, str]:
+    """Each ``queryN`` marker's answer: the ```cypher block right above it, run with ``kg cypher``."""
+    return {name: fenced(kg("cypher", query, "--store-dir", str(store_dir)))
+            for name, query in readme_queries(readme).items()}
 
 
 def run_eval() -> None:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from api.deps import EntityRef, EntityType, StoreDep
+from api.deps import EntityRef, EntityType, StoreDep, read
 from api.errors import NOT_FOUND
 from kg.models import EntityDetail, EntitySummary, Page, RelatedEntity
 
@@ -27,19 +27,21 @@ def list_entities(
 
 # The segment may be an id or any name or alias ("STE"); names can hold '/', hence ``:path``.
 @router.get("/{entity_ref:path}/related", response_model=list[RelatedEntity], responses=NOT_FOUND)
-def related_entities(store: StoreDep, entity_ref: EntityRef,
-                     k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[RelatedEntity]:
+async def related_entities(store: StoreDep, entity_ref: EntityRef,
+                           k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[RelatedEntity]:
     """The entities that appear in the same papers as this one, scored by normalised co-occurrence."""
-    return store.related_entities(store.resolve_entity(entity_ref), k)
+    eid = await read(store, store.resolve_entity, entity_ref)
+    return await read(store, store.related_entities, eid, k, entity_id=eid)
 
 
 @router.get("/{entity_ref:path}", response_model=EntityDetail, responses=NOT_FOUND)
-def get_entity(
+async def get_entity(
     store: StoreDep,
     entity_ref: EntityRef,
     paper_limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     neighbour_limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> EntityDetail:
     """One entity by id, name or alias: its aliases, the papers that state it (with evidence) and its neighbours."""
-    return store.get_entity(store.resolve_entity(entity_ref), paper_limit=paper_limit,
-                            neighbour_limit=neighbour_limit)
+    eid = await read(store, store.resolve_entity, entity_ref)
+    return await read(store, store.get_entity, eid, paper_limit=paper_limit, neighbour_limit=neighbour_limit,
+                      entity_id=eid)

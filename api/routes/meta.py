@@ -8,7 +8,7 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from api.deps import StoreDep
+from api.deps import StoreDep, read
 from kg.models import Stats
 from kg.store.base import Store
 
@@ -16,6 +16,7 @@ from kg.store.base import Store
 # (15 ms of the interpreter at 5k papers) would make liveness the slowest light endpoint. Other stores (Neo4j,
 # which builds may write while it is served) are counted every time.
 _STATS: weakref.WeakKeyDictionary[Store, Stats] = weakref.WeakKeyDictionary()
+_KIND: weakref.WeakKeyDictionary[Store, str] = weakref.WeakKeyDictionary()
 
 
 def _stats(store: Store) -> Stats:
@@ -36,14 +37,20 @@ class Health(BaseModel):
 
 
 @router.get("/stats", response_model=Stats)
-def stats(store: StoreDep) -> Stats:
+async def stats(store: StoreDep) -> Stats:
     """Counts of papers, entities and edges, by type."""
-    return _stats(store)
+    return await read(store, _stats, store)
 
 
 @router.get("/health", response_model=Health)
-def health(store: StoreDep) -> Health:
+async def health(store: StoreDep) -> Health:
     """Liveness with a real read: the number of papers and which store answers."""
-    info = getattr(store, "info", None)
-    kind = str(info().get("store", "")) if callable(info) else type(store).__name__
+    return await read(store, _health, store)
+
+
+def _health(store: Store) -> Health:
+    kind = _KIND.get(store)
+    if kind is None:  # info() walks the store's files: once per store, not on every poll
+        info = getattr(store, "info", None)
+        kind = _KIND[store] = str(info().get("store", "")) if callable(info) else type(store).__name__
     return Health(status="ok", papers=_stats(store).papers, store=kind)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from api.deps import PaperId, StoreDep
+from api.deps import PaperId, StoreDep, read
 from api.errors import NOT_FOUND
 from kg.models import Page, PaperDetail, PaperSummary, RelatedPaper
 
@@ -30,13 +30,13 @@ def list_papers(
 
 # Paper ids may contain ':' and '/' (arXiv ids, DOIs), hence ``:path``; /related is declared first so it wins.
 @router.get("/{paper_id:path}/related", response_model=list[RelatedPaper], responses=NOT_FOUND)
-def related_papers(store: StoreDep, paper_id: PaperId,
-                   k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[RelatedPaper]:
+async def related_papers(store: StoreDep, paper_id: PaperId,
+                         k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[RelatedPaper]:
     """The papers sharing the most (and rarest) entities with this one, best first, with what they share."""
-    return store.related_papers(paper_id, k)
+    return await read(store, store.related_papers, paper_id, k)
 
 
 @router.get("/{paper_id:path}", response_model=PaperDetail, responses=NOT_FOUND)
-def get_paper(store: StoreDep, paper_id: PaperId) -> PaperDetail:
+async def get_paper(store: StoreDep, paper_id: PaperId) -> PaperDetail:
     """One paper: its abstract and its entities grouped by edge type, each with the sentence that states it."""
-    return store.get_paper(paper_id)
+    return await read(store, store.get_paper, paper_id)

@@ -29,25 +29,34 @@ if TYPE_CHECKING:
               help="Megabytes of memory one Cypher query may add to its worker; past it the query gets 400.")
 @click.option("--response-cache", default=64, show_default=True, type=click.IntRange(min=0),
               help="Megabytes of JSON answers to repeated GET requests kept in memory; 0 turns the cache off.")
+@click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Serving processes on the one port, forked once the store is loaded so they share its memory; "
+                   "each answers on its own core (embedded store only). The Cypher workers are split among them.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--token", envvar="KG_API_TOKEN", default=None, show_default=False,
               help="Require 'Authorization: Bearer TOKEN' on every request (views: ?token=); needed when --host "
                    "is not loopback (env KG_API_TOKEN; prefer the variable: options show in `ps`).")
 def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float, cypher_workers: int | None,
-          cypher_memory: int, response_cache: int, log_level: str, token: str | None) -> None:
+          cypher_memory: int, response_cache: int, processes: int, log_level: str, token: str | None) -> None:
     """Serve the graph over HTTP: JSON API with docs at /docs, read-only Cypher at POST /cypher."""
     import threading
 
     import uvicorn  # imported here so other commands start fast
 
     from api.main import create_app
+    from api.prefork import serve_forked
     from api.settings import Settings, default_cypher_workers
 
+    if processes > 1 and store_opts.kind != "embedded":
+        raise InputError(f"--processes {processes} needs the embedded store: forked processes cannot share one "
+                         f"{store_opts.kind} driver's connections")
+    workers = default_cypher_workers() if cypher_workers is None else cypher_workers
     # Refuses (one line, exit 1) a non-loopback host without a token, before the store is opened.
     settings = Settings(store_kind=store_opts.kind, store_dir=store_opts.store_dir, host=host, port=port,
                         cypher_timeout_s=cypher_timeout, token=token or None,
-                        cypher_workers=default_cypher_workers() if cypher_workers is None else cypher_workers,
+                        # split, so that all processes together run at most `workers` queries at once
+                        cypher_workers=workers if processes == 1 or not workers else max(1, workers // processes),
                         cypher_memory_mb=cypher_memory, response_cache_mb=response_cache)
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
@@ -55,12 +64,25 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
         app = create_app(settings, store=store)
         # Bound before saying "serving": a port in use is one line, not a promise followed by uvicorn's error.
         sock = listen(host, port)
-        # Requests are answered at once; the lazily built indexes are made meanwhile (seconds at 83k papers).
-        threading.Thread(target=_warm, args=(store,), name="kg-warm", daemon=True).start()
-        click.echo(f"kg: serving {store_opts.label()} on http://{host}:{sock.getsockname()[1]} (docs at /docs"
-                   f"{'; token required' if token else ''}); Ctrl-C to stop", err=True)
-        with sock:
+
+        def run(sock: socket.socket) -> None:
             uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+
+        where = (f"on http://{host}:{sock.getsockname()[1]} (docs at /docs{'; token required' if token else ''}"
+                 f"{f'; {processes} processes' if processes > 1 else ''}); Ctrl-C to stop")
+        with sock:
+            if processes == 1:
+                # Requests are answered at once; the lazily built indexes are made meanwhile (seconds at 83k).
+                threading.Thread(target=_warm, args=(store,), name="kg-warm", daemon=True).start()
+                click.echo(f"kg: serving {store_opts.label()} {where}", err=True)
+                run(sock)
+                return
+            # Built before the fork, once, so that every process shares them rather than building its own.
+            click.echo(f"kg: building the search and related-paper indexes of {store_opts.label()}", err=True)
+            _warm(store)
+            click.echo(f"kg: serving {store_opts.label()} {where}", err=True)
+            if serve_forked(run, sock, processes, lambda line: click.echo(line, err=True)):
+                raise SystemExit(1)
 
 
 def listen(host: str, port: int) -> socket.socket:

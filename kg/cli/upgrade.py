@@ -15,7 +15,8 @@ def upgrade(store_dir: str) -> None:
     Its extraction log is compressed line by line, each line kept as it is otherwise.
 
     The graph is not derived again: the stored graph is written as it is, so its answers stay the same
-    (a `kg build` into the store upgrades it too, deriving the graph with this kg). Takes the store's write lock.
+    (a `kg build` into the store upgrades it too, deriving the graph with this kg). A store whose name keys
+    older matching rules made gets today's (else every open makes them afresh). Takes the store's write lock.
     """
     from pathlib import Path
 

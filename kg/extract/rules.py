@@ -13,6 +13,7 @@ from kg.extract.abbrev import find_abbreviations
 if TYPE_CHECKING:  # spaCy is imported where a pipeline is loaded, not by everything that reads a store
     from spacy.tokens import Doc, Span, Token
 
+_VERSION = re.compile(r"(?<=[a-z])\d[\d.]*[a-z]?$")
 _SIZE = re.compile(r"\d(?:\.\d+)?\s?[BMK]\b|\b\d+[bm]\b")
 NAME_SUFFIX = re.compile(
     r"-(?:based|style|like|level|aware|guided|free|specific|driven|inspired|augmented|enhanced|oriented|centric|"
@@ -94,9 +95,12 @@ def type_of(text: str, *, is_name: bool = False) -> str:
     if head in lx.DATASET_HEADS or two in lx.DATASET_HEADS:
         return "dataset"
     if is_name or any(c.isupper() for c in text):
-        if _SIZE.search(text) or words[0] in lx.KNOWN_MODELS:
+        # A known family with its version joined on ("gemini1.5 pro", "claude3 opus" from "Claude 3 Opus")
+        first = (words[0], _VERSION.sub("", words[0]))
+        if _SIZE.search(text) or any(w in lx.KNOWN_MODELS for w in first):
             return "model"
-        if words[0] in lx.KNOWN_DATASETS or text.endswith(("Bench", "bench", "QA", "-QA", "Eval", "Arena")):
+        if any(w in lx.KNOWN_DATASETS for w in first) or text.endswith(
+                ("Bench", "bench", "QA", "-QA", "Eval", "Arena")):
             return "dataset"
     if head in lx.METRIC_HEADS and len(words) <= 4 and head not in ("divergence", "risk", "rate", "error"):
         return "metric"

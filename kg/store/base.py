@@ -43,6 +43,12 @@ class Store(ABC):
         """Build the indexes reads use lazily (search, aliases, related papers), e.g. in a background thread
         right after a server starts, so the first user does not wait for them."""
 
+    def reads_inline(self, entity_id: str | None = None) -> bool:
+        """Whether a light read (of ``entity_id``, when given) may run on the server's event loop rather than in
+        its threadpool: true only for a store that reads from memory, with its indexes built, where the read
+        is short. False here: a store that waits on a network, or builds an index, must not hold the loop."""
+        return False
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files, locks or sessions."""
 

@@ -295,7 +295,9 @@ class EmbeddedStore(NxReads):
         return super()._related_index()
 
     def _load_name_keys(self) -> dict[str, tuple[str, ...]]:
-        return self._snapshot.name_keys() if self._snapshot is not None else super()._load_name_keys()
+        # Keys made by older rules would miss names as today's queries spell them: those are made afresh.
+        keys = self._snapshot.name_keys() if self._snapshot is not None else None
+        return keys if keys is not None else super()._load_name_keys()
 
     def _lock(self, wait: bool) -> None:
         self._lock_fd = filelock.acquire(self.path, LOCK_FILE, wait)
@@ -327,11 +329,16 @@ class EmbeddedStore(NxReads):
 
     def upgrade(self) -> bool:
         """Save a store made by an older kg in the current format, its graph and extractions as they are; False
-        if it already is."""
+        if it already is. A snapshot whose name keys older ``canonical_key`` rules made is saved again with
+        today's keys (the graph as it is), so opening it no longer makes them afresh."""
         if not self.writable:
             raise StoreError(f"{self.path}: store opened read-only")
         if self.legacy is None:
-            return self.cache.compact()
+            compacted = self.cache.compact()
+            if self._record is None or self._record.keys_current:
+                return compacted
+            self._save(self.graph, dict(self._papers))
+            return True
         if self.legacy == "graph.json":
             raise StoreError(f"{self.path}: made by a kg older than graph.jsonl; `kg build` it again from its input")
         graph = self.graph

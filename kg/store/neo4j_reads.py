@@ -25,7 +25,7 @@ from kg import explore
 from kg.canon import canonical_key
 from kg.errors import NotFoundError, StoreError
 from kg.fulltext import FullTextIndex
-from kg.graph import ENTITY_LABELS, LABEL_TYPES, PaperInput
+from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES, PaperInput
 from kg.landscape import COLUMN_LABEL, axes
 from kg.models import (
     EntityDetail,
@@ -47,7 +47,7 @@ from kg.related import RelatedIndex
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
 from kg.store.neo4j_values import from_driver
-from kg.store.nxreads import NxReads, paper_hits
+from kg.store.nxreads import NxReads, ranked_hits
 from kg.trends import TrendIndex
 
 RECHECK_S = 2.0
@@ -289,11 +289,12 @@ class BoltReads(Store):
         named = view._alias_index().get(qk)
         g = nx.MultiDiGraph()
         self._fetch_nodes(g, {"Paper": papers}, brief=True)
+        linked: set[str] = set()
         if named is not None and papers:
             _add_rows(g, self._read(Q.SEARCH_PAPER_EDGES, papers=papers, entities=[named]))
-        hits += paper_hits(g, found, named)
-        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
-        return hits[:limit]
+            linked = {p for p in papers
+                      if any(e["type"] in PAPER_EDGE_TYPES for e in g._succ[p].get(named, {}).values())}
+        return ranked_hits(hits, found, linked, g._node, limit)
 
     # -- exploring a field ---------------------------------------------------------------------------
     def _describe(self, entity_id: str) -> EntityRef:

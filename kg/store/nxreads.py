@@ -7,7 +7,7 @@ import heapq
 import math
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import networkx as nx
@@ -41,6 +41,9 @@ from kg.store.explore_reads import ExploreReads
 
 _ENTITY_LABEL_SET = set(ENTITY_LABELS.values())
 PAPER_RERANK = 50  # papers fetched past the limit, so the entity bonus can lift one into it
+# An entity's detail and related entities walk its papers (about 3 us each at 83k): past this many, the read is
+# not light (a hub of 26k papers takes 0.2 s and 0.9 s) and a server runs it off its event loop.
+INLINE_MAX_PAPERS = 2000
 
 
 def entity_name_keys(graph: nx.MultiDiGraph) -> dict[str, tuple[str, ...]]:
@@ -56,19 +59,21 @@ def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
             for p, lab in graph.nodes(data="label") if lab == "Paper"}
 
 
-def paper_hits(graph: nx.MultiDiGraph, found: list[tuple[str, float]], named: str | None) -> list[SearchHit]:
-    """Full-text hits as search hits: BM25 scaled so the best is 0.9, plus 0.3 for a paper with a paper edge to
-    the entity the query names (``named``); at most 1.2, below an exact entity match (1.5). Reads only the found
-    papers' own edges: the entity named may have tens of thousands of papers."""
-    nodes, succ = graph._node, graph._succ
+def ranked_hits(entity_hits: list[SearchHit], found: list[tuple[str, float]], linked: set[str],
+                nodes: Mapping[str, Mapping[str, Any]], limit: int) -> list[SearchHit]:
+    """Entity hits and full-text paper hits in one list, best first (ties: entities first, then by id).
+
+    A paper scores its BM25 scaled so the best is 0.9, plus 0.3 when it has a paper edge to the entity the
+    query names (``linked``): at most 1.2, below an exact entity match (1.5). Only the hits that make the cut
+    are built: a search fetches ``PAPER_RERANK`` papers past the limit, and most are dropped here."""
     best = found[0][1] if found else 1.0
-    out = []
-    for pid, s in found:
-        keyed = succ[pid].get(named) if named is not None else None
-        linked = keyed is not None and any(e["type"] in PAPER_EDGE_TYPES for e in keyed.values())
-        out.append(SearchHit(kind="paper", id=pid, name=nodes[pid]["title"], type="paper",
-                             score=round(0.9 * s / best + (0.3 if linked else 0.0), 6), matched=nodes[pid]["title"]))
-    return out
+    ranked = [(-h.score, "entity", h.id, h) for h in entity_hits]
+    ranked += [(-round(0.9 * s / best + (0.3 if pid in linked else 0.0), 6), "paper", pid, None) for pid, s in found]
+    ranked.sort(key=lambda r: r[:3])
+    return [hit if hit is not None else
+            SearchHit(kind="paper", id=pid, name=nodes[pid]["title"], type="paper", score=-neg,
+                      matched=nodes[pid]["title"])
+            for neg, _, pid, hit in ranked[:limit]]
 
 
 class NxReads(ExploreReads, Store):
@@ -83,8 +88,10 @@ class NxReads(ExploreReads, Store):
         self._keys: dict[str, tuple[str, ...]] | None = None
         self._related: RelatedIndex | None = None
         self._by_label: dict[str, list[str]] | None = None
+        self._ranks: dict[str, list[str]] | None = None
         self._search: tuple[list[str], NameIndex] | None = None
         self._search_lock = threading.Lock()
+        self._warmed = False
 
     # -- indexes, built on first use ---------------------------------------------------------------
     def by_label(self, label: str) -> list[str]:
@@ -94,6 +101,26 @@ class NxReads(ExploreReads, Store):
                 idx[lab].append(n)
             self._by_label = dict(idx)
         return self._by_label.get(label, [])
+
+    def _ranked(self, kind: str) -> list[str]:
+        """Papers newest first (``kind`` "paper"), or entities (all: "entity", or one type) most papers first;
+        ties by title or name, then id. Sorted once per graph: listings page through it."""
+        if self._ranks is None:
+            self._ranks = {}
+        ranked = self._ranks.get(kind)
+        if ranked is None:
+            if kind == "paper":
+                ranked = self._rank_papers(self.by_label("Paper"))
+            else:
+                nodes = self.graph.nodes
+                ids = self.entity_ids() if kind == "entity" else self.by_label(ENTITY_LABELS[kind])
+                ranked = sorted(ids, key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
+            self._ranks[kind] = ranked
+        return ranked
+
+    def _rank_papers(self, ids: Iterable[str]) -> list[str]:
+        nodes = self.graph.nodes
+        return sorted(ids, key=lambda p: (-(nodes[p].get("year") or 0), nodes[p]["title"].casefold(), p))
 
     def entity_ids(self) -> list[str]:
         return [n for lab in ENTITY_LABELS.values() for n in self.by_label(lab)]
@@ -107,6 +134,14 @@ class NxReads(ExploreReads, Store):
         self._search_indexes()
         self._fulltext()
         self._trend_index()
+        self._warmed = True
+
+    def reads_inline(self, entity_id: str | None = None) -> bool:
+        # In memory; once warm() has built the indexes, no read waits on a lock or builds one for seconds.
+        if not self._warmed:
+            return False
+        d = self.graph._node.get(entity_id) if entity_id is not None else None
+        return d is None or d.get("paper_count", 0) <= INLINE_MAX_PAPERS
 
     def _name_keys(self) -> dict[str, tuple[str, ...]]:
         if self._keys is None:
@@ -215,27 +250,30 @@ class NxReads(ExploreReads, Store):
 
     def list_papers(self, *, venue: str | None = None, year: int | None = None, entity: str | None = None,
                     q: str | None = None, limit: int = 20, offset: int = 0) -> Page[PaperSummary]:
+        linked: set[str] | None = None
         if entity is not None:
             eid = self.resolve_entity(entity)
-            ids = sorted({u for u, _, t in self.graph.in_edges(eid, data="type") if t in PAPER_EDGE_TYPES})
-        else:
-            ids = self.by_label("Paper")
+            linked = {u for u, _, t in self.graph.in_edges(eid, data="type") if t in PAPER_EDGE_TYPES}
         nodes = self.graph.nodes
         if q and q.strip():
             # Ranked by BM25 (kg.fulltext); the filters go into the same query, so the total is exact.
             total, found = self._fulltext().search(q, limit=limit, offset=offset, year=year, venue=venue,
-                                                   ids=ids if entity is not None else None)
+                                                   ids=sorted(linked) if linked is not None else None)
             return Page[PaperSummary](total=total, limit=limit, offset=offset,
                                       items=[self._paper_summary(p) for p, _ in found])
+        # Filtering keeps the order, so every listing is a filter of the one ranked list of all papers.
         out = []
-        for pid in ids:
+        cased = venue.casefold() if venue is not None else None
+        for pid in (self._ranked("paper") if linked is None or len(linked) * 8 > len(nodes)
+                    else self._rank_papers(linked)):
+            if linked is not None and pid not in linked:
+                continue
             d = nodes[pid]
-            if venue is not None and (d.get("venue") or "").casefold() != venue.casefold():
+            if cased is not None and (d.get("venue") or "").casefold() != cased:
                 continue
             if year is not None and d.get("year") != year:
                 continue
             out.append(pid)
-        out.sort(key=lambda p: (-(nodes[p].get("year") or 0), nodes[p]["title"].casefold(), p))
         return Page[PaperSummary](total=len(out), limit=limit, offset=offset,
                                   items=[self._paper_summary(p) for p in out[offset : offset + limit]])
 
@@ -265,15 +303,16 @@ class NxReads(ExploreReads, Store):
 
     def list_entities(self, *, type: str | None = None, q: str | None = None, limit: int = 20,
                       offset: int = 0) -> Page[EntitySummary]:
-        ids = self.by_label(ENTITY_LABELS[type]) if type is not None else self.entity_ids()
+        nodes = self.graph.nodes
         if q:
             qk = canonical_key(q)
             ents, names = self._search_indexes()
-            of_type = set(ids) if type is not None else None
-            ids = [e for e in (ents[i] for i in names.candidates(qk))
-                   if (of_type is None or e in of_type) and self._match_entity(e, qk)]
-        nodes = self.graph.nodes
-        ids = sorted(ids, key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
+            label = ENTITY_LABELS[type] if type is not None else None
+            ids = sorted((e for e in (ents[i] for i in names.candidates(qk))
+                          if (label is None or nodes[e]["label"] == label) and self._match_entity(e, qk)),
+                         key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
+        else:
+            ids = self._ranked(type or "entity")
         return Page[EntitySummary](total=len(ids), limit=limit, offset=offset,
                                    items=[self._entity_summary(e) for e in ids[offset : offset + limit]])
 
@@ -317,9 +356,11 @@ class NxReads(ExploreReads, Store):
             return []
         hits = self._entity_hits(qk, limit)
         _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
-        hits += paper_hits(self.graph, found, self._alias_index().get(qk))
-        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
-        return hits[:limit]
+        named = self._alias_index().get(qk)
+        # From the paper-entity incidence, not the papers' edges: decoding 70 papers' edges cost more than all
+        # the rest of a search.
+        linked = self._related_index().papers_with(named, [p for p, _ in found]) if named is not None else set()
+        return ranked_hits(hits, found, linked, self.graph._node, limit)
 
     def _entity_hits(self, qk: str, limit: int) -> list[SearchHit]:
         """The ``limit`` entities whose names best match the canonical query ``qk``."""

@@ -33,6 +33,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS
 from kg.errors import StoreError
 from kg.lru import LRUCache
@@ -133,9 +134,15 @@ class Snapshot:
         except (EOFError, ValueError, TypeError, KeyError, IndexError, zlib.error) as exc:
             raise StoreError(f"{self.path}: damaged snapshot ({type(exc).__name__}); rebuild the store") from None
 
-    def name_keys(self) -> dict[str, tuple[str, ...]]:
-        """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities)."""
-        return marshal.loads(self.unpacked("name_keys"))
+    @property
+    def keys_current(self) -> bool:
+        """Whether its name keys were made by today's ``canonical_key`` rules (a kg before them wrote none)."""
+        return self.header.get("key_scheme", 1) == KEY_SCHEME
+
+    def name_keys(self) -> dict[str, tuple[str, ...]] | None:
+        """Each entity's canonical name keys, as ``NxReads`` computes them (costly for 500k entities); None when
+        they were made by older rules (``keys_current``)."""
+        return marshal.loads(self.unpacked("name_keys")) if self.keys_current else None
 
     def topology(self) -> dict[str, Any]:
         """The CSR arrays of ``kg.cypher.columns``, read in place from the mapped file."""

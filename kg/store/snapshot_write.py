@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 import networkx as nx
 import numpy as np
 
+from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS, topology_arrays
 from kg.related import RelatedIndex
 from kg.store import snapcodec
@@ -128,6 +129,7 @@ def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex, name_keys: Mapping
     for name, dtype in TOPOLOGY_ARRAYS.items():
         section(f"topo_{name}", np.ascontiguousarray(topo[name], dtype=dtype).tobytes())
     header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "papers": len(papers),
+                            "key_scheme": KEY_SCHEME,
                             "edge_type_codes": topo["types"],
                             "sections": sections, "checksums": checksums, "nodes": len(ids),
                             "edges": g.number_of_edges(), "edge_types": edge_types,

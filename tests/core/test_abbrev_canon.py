@@ -46,3 +46,39 @@ def test_variants_share_one_key() -> None:
 def test_entity_ids_are_url_safe_and_stable() -> None:
     assert entity_id(canonical_key("Mutual Information")) == "mutual-information"
     assert entity_id("c++") == entity_id("c++") and "/" not in entity_id("tcp/ip")
+
+
+def test_hyphen_space_and_joined_spellings_share_one_key() -> None:
+    # a letter and a digit, as papers write model and dataset names
+    assert canonical_key("GPT-4") == canonical_key("GPT 4") == canonical_key("GPT4") == "gpt4"
+    assert canonical_key("CIFAR-10") == canonical_key("CIFAR10") == canonical_key("cifar 10")
+    assert canonical_key("ResNet-50") == canonical_key("ResNet50") == canonical_key("ResNet 50")
+    assert canonical_key("LLaMA--2") == canonical_key("Llama~2") == canonical_key("Llama 2") == "llama2"
+    assert canonical_key("Llama-2-7B") == canonical_key("LLaMA2-7B") == canonical_key("Llama 2 7B") == "llama2 7b"
+    assert canonical_key("3-D reconstruction") == canonical_key("3D reconstruction")
+    # a lone leading letter, prefixes that are no words, compounds written either way
+    assert canonical_key("U-Net") == canonical_key("UNet") and canonical_key("Faster R-CNN") == "faster rcnn"
+    assert canonical_key("k-means") == canonical_key("kmeans") == "kmeans"
+    assert canonical_key("fine-tuning") == canonical_key("finetuning") == canonical_key("Fine tuning")
+    assert canonical_key("pre-training") == canonical_key("pretraining") == canonical_key("pre training")
+    assert canonical_key("multi-layer perceptrons") == canonical_key("multilayer perceptron")
+    # accents, as typed, as TeX, as cleaned TeX
+    assert (canonical_key("Fréchet Inception Distance") == canonical_key("Frechet inception distance")
+            == canonical_key("Fr\\'echet Inception Distance") == canonical_key("Fr'echet Inception Distance"))
+
+
+def test_joining_keeps_different_names_apart() -> None:
+    assert len({canonical_key(n) for n in ("CIFAR-10", "CIFAR-100", "GPT-3", "GPT-3.5", "GPT-4", "GPT-4o")}) == 6
+    assert canonical_key("ResNet-18/50") == "resnet18 50"  # two numbers stay two
+    assert canonical_key("GPT-4 Turbo") == "gpt4 turbo"  # a word after a digit is a word
+    assert canonical_key("pre- and post-processing") == "pre and post processing"
+    assert canonical_key("CO problems") == "co problem" and canonical_key("RE models") == "re model"  # acronyms
+    assert canonical_key("a model") == "a model"  # a lone letter joins across a hyphen only
+
+
+def test_known_names_match_any_spelling() -> None:
+    from kg.extract.rules import known_type, type_of
+
+    assert known_type(canonical_key("GPT4")) == known_type(canonical_key("GPT-4")) == "model"
+    assert known_type(canonical_key("CIFAR10")) == "dataset" and known_type(canonical_key("U-Net")) == "model"
+    assert type_of("Gemini 1.5 Pro") == "model"  # a known family with its version joined on

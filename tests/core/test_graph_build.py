@@ -165,3 +165,91 @@ def test_an_interrupted_save_leaves_the_previous_graph(tmp_path: Path, extractor
 def test_copy_of_seed_store_is_usable(tmp_path: Path, seeds_store_dir: Path) -> None:
     shutil.copytree(seeds_store_dir, tmp_path / "copy")
     assert EmbeddedStore(tmp_path / "copy").stats().papers == 57
+
+
+def _paper(pid: str, text: str, mentions: list[tuple[str, str]], abbreviations: list[tuple[str, str]] = (),
+           short_form_of: dict[str, str] | None = None):
+    from kg.extract.types import Extraction, Mention
+    from kg.graph import PaperInput
+    from kg.readers.base import PaperRecord
+
+    ms = []
+    for name, ty in mentions:
+        at = text.index(name)
+        ms.append(Mention(at, at + len(name), name, ty, short_form_of=(short_form_of or {}).get(name)))
+    return PaperInput(PaperRecord(pid, text), Extraction(ms, [], [(0, len(text))], list(abbreviations)))
+
+
+def _papers_of(g, name: str) -> dict[str, int]:
+    return {d["name"]: d["paper_count"] for _, d in g.nodes(data=True)
+            if d.get("label") not in ("Paper", None) and name in (d["name"], *d.get("aliases", ()))}
+
+
+def test_spelling_variants_are_one_node_across_papers() -> None:
+    from kg.graph import derive_graph
+
+    g = derive_graph([
+        _paper("p1", "We train on CIFAR-10 and compare with GPT-4.", [("CIFAR-10", "dataset"), ("GPT-4", "model")]),
+        _paper("p2", "Results on CIFAR10 beat GPT4.", [("CIFAR10", "dataset"), ("GPT4", "dataset")]),
+        _paper("p3", "CIFAR 10 with GPT 4 and fine-tuning.", [("CIFAR 10", "dataset"), ("GPT 4", "model")]),
+    ])
+    for spelling in ("CIFAR-10", "CIFAR10", "CIFAR 10", "GPT-4", "GPT4", "GPT 4"):
+        assert list(_papers_of(g, spelling).values()) == [3], spelling
+    assert g.nodes["gpt4"]["type"] == "model"  # the known name's type, whatever one paper's tagger said
+
+
+def test_a_short_form_in_another_case_is_not_read_through_a_long_form() -> None:
+    from kg.graph import derive_graph
+
+    coco = "We propose a prompting method, Coding Concepts (CoCo), for code LMs."
+    g = derive_graph([
+        _paper("a", coco, [("Coding Concepts", "method"), ("CoCo", "method")], [("CoCo", "Coding Concepts")],
+               {"CoCo": "Coding Concepts"}),
+        _paper("b", "Detection results on the COCO dataset.", [("COCO", "dataset")]),
+        _paper("c", "Pascal, Cityscapes and COCO benchmarks.", [("COCO", "dataset")]),
+        _paper("d", "Another CoCo prompt.", [("CoCo", "method")]),
+    ])
+    assert _papers_of(g, "COCO") == {"COCO": 2}
+    assert g.nodes["coco"]["type"] == "dataset"
+    assert _papers_of(g, "CoCo") == {"Coding Concepts": 2}  # the same letters in the same case still resolve
+
+
+def test_a_store_saved_with_older_key_rules_still_finds_names(tmp_path: Path, monkeypatch) -> None:
+    """A snapshot keeps its entities' name keys; one made by older rules ("cifar 10" where today's give
+    "cifar10") would miss every name spelled with a digit. Those keys are made afresh instead."""
+    import kg.store.embedded as embedded
+    import kg.store.snapshot_write as snapshot_write
+    from kg.graph import derive_graph
+
+    papers = {p.record.id: p for p in [_paper("p1", "Results on CIFAR-10.", [("CIFAR-10", "dataset")])]}
+    real = embedded.entity_name_keys
+    monkeypatch.setattr(embedded, "entity_name_keys",
+                        lambda g: {n: ("cifar 10",) * len(ks) for n, ks in real(g).items()})
+    monkeypatch.setattr(snapshot_write, "KEY_SCHEME", 1)  # what a kg before KEY_SCHEME wrote (no field reads as 1)
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        store.replace_graph(derive_graph(papers), papers)
+    monkeypatch.undo()
+    old = EmbeddedStore(tmp_path / "old")
+    assert old.resolve_entity("CIFAR10") == old.resolve_entity("cifar 10") == "cifar10"
+    assert [h.id for h in old.search("CIFAR-10", 1)] == ["cifar10"]
+
+
+def test_kg_upgrade_saves_older_name_keys_afresh(tmp_path: Path, monkeypatch) -> None:
+    import kg.store.snapshot_write as snapshot_write
+    from kg.graph import derive_graph
+
+    papers = {p.record.id: p for p in [_paper("p1", "Results on CIFAR-10.", [("CIFAR-10", "dataset")])]}
+    monkeypatch.setattr(snapshot_write, "KEY_SCHEME", 1)
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        store.replace_graph(derive_graph(papers), papers)
+    monkeypatch.undo()
+    before = EmbeddedStore(tmp_path / "old")
+    assert not before._snapshot.keys_current
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        assert store.upgrade()
+    after = EmbeddedStore(tmp_path / "old")
+    assert after._snapshot.keys_current and after.resolve_entity("CIFAR10") == "cifar10"
+    q = "MATCH (a)-[r]->(b) RETURN a.id, type(r), b.id, r.sentence ORDER BY a.id, b.id, type(r)"
+    assert after.cypher(q).rows == before.cypher(q).rows
+    with EmbeddedStore(tmp_path / "old", writable=True) as store:
+        assert not store.upgrade()  # now current

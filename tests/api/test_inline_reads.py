@@ -1,0 +1,94 @@
+"""Light reads of a warmed in-memory store run on the event loop; any other store read runs in the threadpool,
+so a slow one never holds the loop. Both give the same answers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import api.deps
+import kg.store.nxreads
+from kg.store.embedded import EmbeddedStore
+
+LIGHT = ["/health", "/stats", "/papers/arXiv:2401.00631", "/papers/arXiv:2401.00631/related", "/entities/STE",
+         "/entities/STE?paper_limit=1&neighbour_limit=2", "/entities/MI/related?k=3", "/search?q=mutual",
+         "/search?q=STE&limit=3", "/entities/no-such-entity"]
+
+
+@pytest.fixture()
+def warmed(store_dir: Path) -> Iterator[EmbeddedStore]:
+    with EmbeddedStore(store_dir) as s:
+        assert not s.reads_inline()  # indexes not built yet: a first search could hold the loop for seconds
+        s.warm()
+        yield s
+
+
+@pytest.fixture()
+def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the store reads handed to the threadpool."""
+    seen: list[str] = []
+    real = api.deps.run_in_threadpool
+
+    async def counting(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        seen.append(getattr(fn, "__name__", repr(fn)))
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(api.deps, "run_in_threadpool", counting)
+    return seen
+
+
+def test_a_warmed_store_answers_light_reads_inline_with_the_same_answers(
+        make_client: Callable[..., TestClient], store_dir: Path, warmed: EmbeddedStore, hops: list[str]) -> None:
+    inline = make_client(store=warmed, response_cache_mb=0)
+    with EmbeddedStore(store_dir) as cold:  # the same store, never warmed: every read goes to the threadpool
+        client = make_client(store=cold, response_cache_mb=0)
+        for url in LIGHT:
+            a, b = inline.get(url), client.get(url)
+            assert (a.status_code, a.json()) == (b.status_code, b.json()), url
+    assert warmed.reads_inline("straight-through-estimator")
+    threadpool_calls = len(hops)
+    assert threadpool_calls >= len(LIGHT)  # every read of the unwarmed store went to the threadpool...
+    for url in LIGHT:
+        inline.get(url)  # (no response cache in either app: each request reads the store)
+    assert len(hops) == threadpool_calls  # ...and none of the warmed one's
+
+
+def test_an_entity_with_many_papers_is_read_in_the_threadpool(
+        make_client: Callable[..., TestClient], warmed: EmbeddedStore, hops: list[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kg.store.nxreads, "INLINE_MAX_PAPERS", 1)  # STE has two papers
+    c = make_client(store=warmed, response_cache_mb=0)
+    assert c.get("/entities/STE").status_code == 200
+    assert c.get("/entities/STE/related").status_code == 200
+    assert hops == ["get_entity", "related_entities"]  # the name lookup itself stays inline
+
+
+def test_a_slow_read_in_the_threadpool_does_not_hold_health(
+        make_client: Callable[..., TestClient], store_dir: Path) -> None:
+    """A store that is not light (not warmed here; a Neo4j store always) keeps the loop free for /health."""
+    release, started = threading.Event(), threading.Event()
+
+    class Slow(EmbeddedStore):
+        def related_papers(self, paper_id: str, k: int = 10) -> Any:
+            started.set()
+            release.wait(10)
+            return super().related_papers(paper_id, k)
+
+    with Slow(store_dir) as store:
+        c = make_client(store=store, response_cache_mb=0)
+        answer: list[int] = []
+        t = threading.Thread(target=lambda: answer.append(c.get("/papers/arXiv:2401.00631/related").status_code))
+        t.start()
+        try:
+            assert started.wait(10)
+            assert c.get("/health").status_code == 200  # answered while the read is still blocked
+            assert not answer
+        finally:
+            release.set()
+            t.join(10)
+        assert answer == [200]
