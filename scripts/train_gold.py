@@ -11,7 +11,8 @@ relations and cross-sentence relations 1-2 each, the rest a few). Steps (``--ste
   whole abstracts in kg's own tokenisation, the six types as NER labels; a projected span off token boundaries
   ("LLM" inside "LLM-based") is marked unknown rather than outside.
 - ``ner``: spaCy's NER fine-tuned on it, its encoder started from en_core_web_sm's NER (as in train_ner.py);
-  model-best by spaCy's span F1 on kg-gold dev (6,000 steps; best 61.9 at step 5,500).
+  model-best by spaCy's span F1 on kg-gold dev (6,000 steps; best 61.9 at step 5,500; longer runs and a
+  continuation at a decaying rate fall after it, README, Extraction).
 - ``prop``: the proposed-entity classifier (kg.extract.propmodel) on the trained NER's spans of train, labelled
   by the gold ``proposed`` flags (train parsed once by the NER into build/gold/ner_train.spacy, ~4 min).
 - ``lex``: the gazetteer (kg.extract.gazetteer): train names with one type, phrases annotators leave out.
