@@ -5,7 +5,8 @@
 
 Starts `kg serve` on 127.0.0.1 (or uses --url, which must be loopback), then runs ``--clients`` keep-alive
 clients for ``--seconds``: each request is /papers/{id}/related, /entities/{name}, /search?q= or a two-hop
-Cypher query, in the proportions of ``MIX``. One more client polls /health every 50 ms. With ``--hostile``, a
+Cypher query, in the proportions of ``MIX`` (or ``--mix``), for papers and names drawn from the whole store
+(or ``--population N`` of each). One more client polls /health every 50 ms. With ``--hostile``, a
 further client sends ReDoS and memory-bomb Cypher queries back to back (expected answers: 408 or 400; anything
 else is an error). Prints per-endpoint count, p50/p95/p99 in ms and errors, and the server's peak RSS (server
 and its child processes) over its idle RSS. Bounded: fixed duration, one request in flight per client,
