@@ -44,7 +44,7 @@ async def read(store: Store, fn: Callable[..., T], *args: Any, entity_id: str | 
     """``fn(*args, **kwargs)``, a read of ``store``: on the event loop when the store says the read is light
     (``Store.reads_inline``), else in the threadpool. Most embedded reads take a fraction of a millisecond;
     handing each to a thread, and its answer back, cost more than the read, and 40 threads taking turns at the
-    interpreter lock made every request wait under load (50 clients: about half of the CPU per request).
+    interpreter lock made every request wait under load (50 clients: a third of the CPU, 1.74 -> 1.15 ms a request).
     ``light=False``: this call is not light whatever the store (its first, uncached run)."""
     if light and store.reads_inline(entity_id):
         return fn(*args, **kwargs)
