@@ -9,7 +9,7 @@ from functools import lru_cache
 
 # The version of the rules below: a store keeps its entities' name keys (kg.store.snapshot) and recomputes them
 # when they were made by other rules. Bump it whenever canonical_key gives another key for some name.
-KEY_SCHEME = 2
+KEY_SCHEME = 3
 
 _DASHES = re.compile(r"[\-\u2010-\u2015\u2212_/]+")
 _NON_WORD = re.compile(r"[^\w.+#@]+")
@@ -26,10 +26,14 @@ _IRREGULAR = {
 # "multi-agent", "non-convex"; not "re" or "co", which are acronyms too; not before "and"/"or": "pre- and
 # post-processing") and a few compounds written either way ("fine-tuning", "back-propagation", "feed-forward").
 # Joining can only make two spellings of one name meet (a different name would need the same letters in order).
-_SEP = r"[\-\u2010\u2011\u2012\u2013_~\s]"  # "~" is TeX's unbreakable space ("Llama~2")
+_SEP = r"[\-\u2010-\u2015\u2212_~\s]"  # "~" is TeX's unbreakable space ("Llama~2")
 _LETTER_DIGIT = re.compile(rf"(?<=[^\W\d_]){_SEP}+(?=\d)")  # "LLaMA--2" too
 _DIGIT_LETTER = re.compile(rf"(?<=\d){_SEP}(?=[^\W\d_](?![\w]))")
-_LONE_LETTER = re.compile(r"(?<![\w.])([^\W\d_])[\-\u2010\u2011](?=[^\W\d_]{2})")
+# A lone letter before a word, after any dash or (not the words "a", "A", "I") a space: "Q-learning", "Q learning"
+# and "Q–learning" meet; "S and P" does not join.
+_LONE_LETTER = re.compile(r"(?<![\w.])([^\W\d_])[\-\u2010-\u2015\u2212](?=[^\W\d_]{2})"
+                          r"|(?<![\w.\-\u2010-\u2015\u2212])(?:([^\W\d_aAI])\s"
+                          r"(?!(?:and|or|to|vs|versus|of|in|on|for|with|by|is|at)\b))(?=[^\W\d_]{2})")  # "3-D x": digit
 _PREFIX = re.compile(
     rf"(?<![\w.])(pre|multi|non|semi|hyper|auto|neuro|spatio|inter|intra|anti|sub|bi|uni){_SEP}"
     r"(?!(?:and|or|to|vs|versus)\b)(?=[^\W\d_]{2})"
@@ -80,16 +84,31 @@ def _joined(text: str) -> str:
     """``text`` with its compound spellings joined (the rules above) and accents dropped ("Fréchet" -> "Frechet")."""
     if not text.isascii():
         # A spacing accent ("Fr´echet", from PDF text) goes first: decomposed it would leave a space.
-        text = unicodedata.normalize("NFKD", "".join(c for c in text if unicodedata.category(c) != "Sk"))
-        text = unicodedata.normalize("NFKC", "".join(c for c in text if not unicodedata.combining(c)))
+        text = "".join(c for c in text if unicodedata.category(c) != "Sk")
+        text = unicodedata.normalize("NFKC", "".join(_unaccented(unicodedata.normalize("NFKD", text))))
     if "\\" in text:
         text = _LATEX_ACCENT.sub(r"\1", text)
     if "'" in text or "\u2019" in text:
         text = _IN_WORD_APOSTROPHE.sub("", text)
     text = _PREFIX.sub(lambda m: next(g for g in m.groups() if g), text)
-    text = _LONE_LETTER.sub(r"\1", text)
+    text = _LONE_LETTER.sub(lambda m: m[1] or m[2], text)
     text = _LETTER_DIGIT.sub("", text)
     return _DIGIT_LETTER.sub("", text)
+
+
+def _unaccented(chars: str) -> list[str]:
+    """Decomposed ``chars`` without the marks on Latin letters; other scripts keep theirs (a kana's voicing mark
+    or a Devanagari vowel sign is part of the letter, not an accent)."""
+    out: list[str] = []
+    latin = False
+    for c in chars:
+        if unicodedata.combining(c):
+            if not latin:
+                out.append(c)
+            continue
+        latin = unicodedata.name(c, "").startswith("LATIN")
+        out.append(c)
+    return out
 
 
 def entity_id(key: str) -> str:

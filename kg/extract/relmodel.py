@@ -133,15 +133,15 @@ def candidate_pairs(ents: Sequence[tuple[int, int, str]], sent_of: Sequence[int]
 
 
 def _label(gold: dict[tuple[str, str], str], heads: set[str], tails: set[str]) -> str:
-    """The directed label of a pair whose ends name the gold entities ``heads`` and ``tails``."""
-    lab = NONE
-    for a in heads:
-        for b in tails:
+    """The directed label of a pair whose ends name the gold entities ``heads`` and ``tails``: the first found in
+    sorted order (a set's order follows the hash seed, and the same training command must give the same model)."""
+    for a in sorted(heads):
+        for b in sorted(tails):
             if (a, b) in gold:
-                lab = gold[(a, b)] + ">"
-            elif (b, a) in gold:
-                lab = gold[(b, a)] + ("<" if gold[(b, a)] != "COMPARED_WITH" else ">")
-    return lab
+                return gold[(a, b)] + ">"
+            if (b, a) in gold:
+                return gold[(b, a)] + ("<" if gold[(b, a)] != "COMPARED_WITH" else ">")
+    return NONE
 
 
 def run_time_examples(doc: Any, ents: Sequence[tuple[int, int, str]], sent_of: Sequence[int], names: Sequence[str],
