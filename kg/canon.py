@@ -29,11 +29,9 @@ _IRREGULAR = {
 _SEP = r"[\-\u2010-\u2015\u2212_~\s]"  # "~" is TeX's unbreakable space ("Llama~2")
 _LETTER_DIGIT = re.compile(rf"(?<=[^\W\d_]){_SEP}+(?=\d)")  # "LLaMA--2" too
 _DIGIT_LETTER = re.compile(rf"(?<=\d){_SEP}(?=[^\W\d_](?![\w]))")
-# A lone letter before a word, after any dash or (not the words "a", "A", "I") a space: "Q-learning", "Q learning"
-# and "Q–learning" meet; "S and P" does not join.
-_LONE_LETTER = re.compile(r"(?<![\w.])([^\W\d_])[\-\u2010-\u2015\u2212](?=[^\W\d_]{2})"
-                          r"|(?<![\w.\-\u2010-\u2015\u2212])(?:([^\W\d_aAI])\s"
-                          r"(?!(?:and|or|to|vs|versus|of|in|on|for|with|by|is|at)\b))(?=[^\W\d_]{2})")  # "3-D x": digit
+# A lone letter before a word, after any dash: "Q-learning" and "Q–learning" meet. Not after a space: the
+# lexicons' patterns write "x benchmark" for any name before "benchmark", and "Q learning" keeps its space.
+_LONE_LETTER = re.compile(r"(?<![\w.])([^\W\d_])[\-\u2010-\u2015\u2212](?=[^\W\d_]{2})")
 _PREFIX = re.compile(
     rf"(?<![\w.])(pre|multi|non|semi|hyper|auto|neuro|spatio|inter|intra|anti|sub|bi|uni){_SEP}"
     r"(?!(?:and|or|to|vs|versus)\b)(?=[^\W\d_]{2})"
@@ -91,7 +89,7 @@ def _joined(text: str) -> str:
     if "'" in text or "\u2019" in text:
         text = _IN_WORD_APOSTROPHE.sub("", text)
     text = _PREFIX.sub(lambda m: next(g for g in m.groups() if g), text)
-    text = _LONE_LETTER.sub(lambda m: m[1] or m[2], text)
+    text = _LONE_LETTER.sub(r"\1", text)
     text = _LETTER_DIGIT.sub("", text)
     return _DIGIT_LETTER.sub("", text)
 
