@@ -233,6 +233,10 @@ class CypherPool:
             if pid == 0:
                 try:
                     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
+                    # SIGTERM (`pkill -f "kg serve"` reaches us too) just ends us: the server's handler, inherited,
+                    # would write to its event loop's wake-up descriptor, closed here, and print a traceback.
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    signal.set_wakeup_fd(-1)
                     parent.close()
                     _close_sockets({child.fileno()})
                     _zygote_main(self.store, child, self.memory_bytes)

@@ -276,3 +276,17 @@ def test_large_parameters_reach_a_worker_that_already_answered(stuck_store: Stuc
             r = c.post("/cypher", json={"query": "RETURN size($s) AS n", "parameters": {"s": big}})
             assert (r.status_code, r.json().get("rows")) == (200, [[240_000]]), r.text
         assert app.state.cypher.pool.replaced == 0
+
+
+def test_sigterm_to_every_server_process_prints_no_traceback(seeds_store_dir: Path) -> None:
+    # `pkill -f "kg serve"` signals the Cypher zygote and workers too; they used to run the server's inherited
+    # handler and print "Exception ignored ... Bad file descriptor" tracebacks.
+    proc, url = start_server(seeds_store_dir, "--cypher-workers", "2")
+    everything = [proc.pid, *descendants(proc.pid)]
+    assert len(everything) == 4  # the server, its zygote, two workers
+    for pid in reversed(everything):
+        os.kill(pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    text = err.decode(errors="replace")
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    assert _wait(lambda: all(_gone(p) for p in everything))
