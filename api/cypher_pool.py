@@ -40,7 +40,7 @@ SPAWN_TIMEOUT_S = 30.0  # a fork of a big process takes milliseconds; this only 
 @dataclass
 class _Worker:
     pid: int
-    conn: Connection
+    sock: socket.socket  # the server's end, non-blocking: the event loop sends and reads on it
 
 
 def _rss_and_size_kb() -> tuple[int, int]:
@@ -136,38 +136,28 @@ def _zygote_main(store: Store, ctrl: socket.socket, memory_bytes: int) -> None:
 
 def _alive(w: _Worker) -> bool:
     try:
-        return not w.conn.poll(0)  # an idle worker never writes: readable means end of file
+        w.sock.recv(1, socket.MSG_PEEK)  # an idle worker never writes: readable means end of file
+    except BlockingIOError:
+        return True
     except OSError:
-        return False
+        pass
+    return False
 
 
-async def _receive(loop: asyncio.AbstractEventLoop, conn: Connection) -> bytes:
-    """One message of ``conn`` (multiprocessing's framing: a 4-byte big-endian length, or -1 and an 8-byte one),
-    read as it arrives without blocking the loop."""
-    sock = socket.socket(fileno=os.dup(conn.fileno()))
-    try:
-        sock.setblocking(False)
-        head = await _exactly(loop, sock, 4)
-        (size,) = struct.unpack("!i", head)
-        if size == -1:
-            (size,) = struct.unpack("!Q", await _exactly(loop, sock, 8))
-        return await _exactly(loop, sock, size)
-    finally:
-        sock.close()  # the duplicate only: the worker's own descriptor stays open
+async def _receive(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> bytes:
+    """One message from a worker (multiprocessing's framing, which its ``Connection`` writes: a 4-byte big-endian
+    length, or -1 and an 8-byte one), read as it arrives without blocking the loop."""
+    (size,) = struct.unpack("!i", await _exactly(loop, sock, 4))
+    if size == -1:
+        (size,) = struct.unpack("!Q", await _exactly(loop, sock, 8))
+    return await _exactly(loop, sock, size)
 
 
-async def _send(loop: asyncio.AbstractEventLoop, conn: Connection, obj: Any) -> None:
-    """``conn.send(obj)`` through the loop. ``conn.send`` itself would not do: once ``_receive`` ran, the
-    descriptor is non-blocking (the flag belongs to the open file, which the duplicate shares), and a message
-    larger than the socket buffer stopped part-way."""
+async def _send(loop: asyncio.AbstractEventLoop, sock: socket.socket, obj: Any) -> None:
+    """``obj`` to a worker, framed as its ``Connection.recv`` reads it, without blocking the loop."""
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     head = struct.pack("!i", len(data)) if len(data) <= 0x7FFFFFFF else struct.pack("!iQ", -1, len(data))
-    sock = socket.socket(fileno=os.dup(conn.fileno()))
-    try:
-        sock.setblocking(False)
-        await loop.sock_sendall(sock, head + data)
-    finally:
-        sock.close()
+    await loop.sock_sendall(sock, head + data)
 
 
 async def _exactly(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int) -> bytes:
@@ -256,7 +246,9 @@ class CypherPool:
             msg, fds, _flags, _addr = socket.recv_fds(self._ctrl, 4, 1)
             if len(msg) != 4 or len(fds) != 1:
                 raise CypherError("the Cypher worker pool cannot start a worker")
-            w = _Worker(struct.unpack("i", msg)[0], Connection(fds[0]))
+            sock = socket.socket(fileno=fds[0])
+            sock.setblocking(False)
+            w = _Worker(struct.unpack("i", msg)[0], sock)
             self._all[w.pid] = w
             return w
 
@@ -264,7 +256,7 @@ class CypherPool:
         """Stop ``w`` now (SIGKILL; reaped by the zygote when it next forks) and forget it."""
         with contextlib.suppress(ProcessLookupError):
             os.kill(w.pid, signal.SIGKILL)
-        w.conn.close()
+        w.sock.close()
         self._all.pop(w.pid, None)
         self.replaced += 1
 
@@ -331,8 +323,8 @@ class CypherPool:
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:
             async def ask() -> bytes:
-                await _send(loop, w.conn, (query, parameters, max_rows, timeout_s))
-                return await _receive(loop, w.conn)
+                await _send(loop, w.sock, (query, parameters, max_rows, timeout_s))
+                return await _receive(loop, w.sock)
 
             try:
                 payload = await asyncio.wait_for(ask(), timeout_s + GRACE_S)
@@ -363,7 +355,7 @@ class CypherPool:
         for w in list(self._all.values()):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w.pid, signal.SIGKILL)
-            w.conn.close()
+            w.sock.close()
         self._all.clear()
         ctrl.close()  # end of file: the zygote exits
         if self._zygote is not None:
