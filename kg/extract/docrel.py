@@ -12,13 +12,12 @@ docrel``), shipped as plain JSON weights like the others.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kg.extract.linear import fit_softmax, softmax_probs
+from kg.extract.linear import LinearModel, fit_softmax, save_model
 
 NONE = "NONE"
 
@@ -103,21 +102,12 @@ def sentence_words(doc: Any) -> list[set[str]]:
     return [{t.lower_ for t in s if t.is_alpha and len(t) > 1} for s in doc.sents]
 
 
-class DocRelationModel:
+class DocRelationModel(LinearModel):
     """Loaded JSON weights: {"labels", "bias", "weights": {feature: [..per label..]}, "none_max"}."""
 
     def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-        self.labels: list[str] = data["labels"]
+        super().__init__(data)
         self.none_max: float = data.get("none_max", 0.5)
-        self._none = self.labels.index(NONE)
-
-    @classmethod
-    def load(cls, path: Path) -> DocRelationModel:
-        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
-
-    def probs(self, feats: list[str]) -> list[float]:
-        return softmax_probs(self._data, feats)
 
     def predict(self, ents: Sequence[Entity], sent_words: Sequence[set[str]]) -> list[tuple[int, int, str]]:
         """(head, tail, type) as indexes into ``ents`` for pairs whose P(NONE) <= none_max."""
@@ -137,7 +127,7 @@ def train_doc_relation_model(examples: list[tuple[list[str], str]], out: Path, *
     """Fit on (features, label) pairs; needs scikit-learn."""
     y = [lab for _, lab in examples]
     data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=min_count, seed=seed) | {"none_max": none_max}
-    out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    save_model(data, out)
     print(f"doc relation model: {len(y)} pairs ({sum(lab != NONE for lab in y)} related), "
           f"{len(data['weights'])} features")
 

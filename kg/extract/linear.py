@@ -6,9 +6,11 @@ The relation, cross-sentence relation and span models share it: {"labels": [...]
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
-from typing import Any
+from pathlib import Path
+from typing import Any, Self
 
 
 def softmax_probs(data: dict[str, Any], feats: list[str]) -> list[float]:
@@ -24,6 +26,31 @@ def softmax_probs(data: dict[str, Any], feats: list[str]) -> list[float]:
     e = [math.exp(v - m) for v in z]
     s = sum(e)
     return [v / s for v in e]
+
+
+class LinearModel:
+    """Loaded weights: ``labels``, ``probs(features)``, and ``_none``, the index of the "no label" label
+    (``NONE``); subclasses read their own thresholds from the same JSON."""
+
+    NONE = "NONE"
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+        self.labels: list[str] = data["labels"]
+        self._none = self.labels.index(self.NONE)
+
+    @classmethod
+    def load(cls, path: Path) -> Self:
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def probs(self, feats: list[str]) -> list[float]:
+        return softmax_probs(self._data, feats)
+
+
+def save_model(data: dict[str, Any], out: Path) -> None:
+    """Write fitted weights as compact JSON (what ``LinearModel.load`` reads)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
 
 
 def fit_softmax(X: list[list[str]], y: list[str], *, C: float, min_count: int, seed: int,

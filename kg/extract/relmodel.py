@@ -11,12 +11,11 @@ them at run time; the gold-mention training below is the earlier SciERC/SciER on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kg.extract.linear import fit_softmax, softmax_probs
+from kg.extract.linear import LinearModel, fit_softmax, save_model
 
 NONE = "NONE"
 _TYPE = {"model": "method"}  # the NER has no separate model type
@@ -78,23 +77,14 @@ def pair_features(doc: Any, ents: Sequence[tuple[int, int, str]], ia: int, ib: i
     return f
 
 
-class RelationModel:
+class RelationModel(LinearModel):
     """Loaded JSON weights: {"labels": [...], "bias": [...], "weights": {feature: [..per label..]}}."""
 
     def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-        self.labels: list[str] = data["labels"]
+        super().__init__(data)
         self.threshold: float = data.get("threshold", 0.5)
         self.max_between: int = data.get("max_between", 30)
         self.none_max: float | None = data.get("none_max")
-        self._none = self.labels.index(NONE)
-
-    @classmethod
-    def load(cls, path: Path) -> RelationModel:
-        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
-
-    def probs(self, feats: list[str]) -> list[float]:
-        return softmax_probs(self._data, feats)
 
     def predict(self, doc: Any, ents: Sequence[tuple[int, int, str]], sent_of: Sequence[int],
                 skip: set[int] | None = None) -> list[tuple[int, int, str]]:
@@ -160,8 +150,7 @@ def fit_relation_model(examples: list[tuple[list[str], str]], out: Path, *, seed
     y = [lab for _, lab in examples]
     data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=2, seed=seed, max_iter=300)
     data |= {"max_between": 30, "none_max": none_max}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    save_model(data, out)
     print(f"relation model: {len(y)} pairs ({sum(lab != NONE for lab in y)} related), {len(data['weights'])} "
           f"features, {out.stat().st_size / 1e6:.1f} MB")
 
@@ -223,8 +212,7 @@ def train_relation_model(train: list[dict], nlp: Any, out: Path, *, dev: list[di
             "threshold": 0.5, "max_between": 30, "none_max": none_max}
     if dev:
         data["threshold"] = _tune(data, dev, nlp)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    save_model(data, out)
     print(f"relation model: {len(y)} pairs, {len(weights)} features, labels {labels}, "
           f"threshold {data['threshold']}, {out.stat().st_size / 1e6:.1f} MB")
 

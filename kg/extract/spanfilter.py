@@ -11,12 +11,11 @@ type's probability is at least RETYPE. Both chosen on kg-gold dev. Plain JSON we
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from kg.extract.linear import fit_softmax, softmax_probs
+from kg.extract.linear import LinearModel, fit_softmax, save_model
 
 NONE = "none"
 _UPPER, _LOWER, _DIGIT = re.compile(r"[A-Z]+"), re.compile(r"[a-z]+"), re.compile(r"[0-9]+")
@@ -44,22 +43,15 @@ def span_features(doc: Any, start: int, end: int) -> list[str]:
             f"HN={words[-1]}|{nxt}"]
 
 
-class SpanFilter:
+class SpanFilter(LinearModel):
     """Loaded JSON weights: {"labels", "bias", "weights": {feature: [..per label..]}, "drop", "retype"}."""
 
+    NONE = NONE
+
     def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-        self.labels: list[str] = data["labels"]
+        super().__init__(data)
         self.drop: float = data.get("drop", 0.6)
         self.retype: float = data.get("retype", 0.4)
-        self._none = self.labels.index(NONE)
-
-    @classmethod
-    def load(cls, path: Path) -> SpanFilter:
-        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
-
-    def probs(self, feats: list[str]) -> list[float]:
-        return softmax_probs(self._data, feats)
 
     def judge(self, p: list[float], label: str) -> str | None:
         """The type given the classifier's probabilities ``p`` (``label`` unless it is sure of another), or None
@@ -99,7 +91,7 @@ def train_span_filter(examples: list[tuple[list[str], str]], out: Path, *, seed:
 
     y = [lab for _, lab in examples]
     data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=2, seed=seed) | {"drop": drop, "retype": retype}
-    out.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    save_model(data, out)
     print(f"span filter: {len(y)} spans ({Counter(y).most_common()}), {len(data['weights'])} features, "
           f"{out.stat().st_size / 1e6:.1f} MB")
 
