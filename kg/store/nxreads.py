@@ -113,15 +113,18 @@ class NxReads(ExploreReads, Store):
             if kind == "paper":
                 ranked = self._rank_papers(self.by_label("Paper"))
             else:
-                nodes = self.graph.nodes
-                ids = self.entity_ids() if kind == "entity" else self.by_label(ENTITY_LABELS[kind])
-                ranked = sorted(ids, key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
+                ranked = self._rank_entities(self.entity_ids() if kind == "entity"
+                                             else self.by_label(ENTITY_LABELS[kind]))
             self._ranks[kind] = ranked
         return ranked
 
     def _rank_papers(self, ids: Iterable[str]) -> list[str]:
         nodes = self.graph.nodes
         return sorted(ids, key=lambda p: (-(nodes[p].get("year") or 0), nodes[p]["title"].casefold(), p))
+
+    def _rank_entities(self, ids: Iterable[str]) -> list[str]:
+        nodes = self.graph.nodes
+        return sorted(ids, key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
 
     def entity_ids(self) -> list[str]:
         return [n for lab in ENTITY_LABELS.values() for n in self.by_label(lab)]
@@ -265,6 +268,7 @@ class NxReads(ExploreReads, Store):
         # Filtering keeps the order, so every listing is a filter of the one ranked list of all papers.
         out = []
         cased = venue.casefold() if venue is not None else None
+        # An entity with few papers: sorting them beats filtering the list of all papers.
         for pid in (self._ranked("paper") if linked is None or len(linked) * 8 > len(nodes)
                     else self._rank_papers(linked)):
             if linked is not None and pid not in linked:
@@ -309,9 +313,8 @@ class NxReads(ExploreReads, Store):
             qk = canonical_key(q)
             ents, names = self._search_indexes()
             label = ENTITY_LABELS[type] if type is not None else None
-            ids = sorted((e for e in (ents[i] for i in names.candidates(qk))
-                          if (label is None or nodes[e]["label"] == label) and self._match_entity(e, qk)),
-                         key=lambda e: (-nodes[e]["paper_count"], nodes[e]["name"].casefold(), e))
+            ids = self._rank_entities(e for e in (ents[i] for i in names.candidates(qk))
+                                      if (label is None or nodes[e]["label"] == label) and self._match_entity(e, qk))
         else:
             ids = self._ranked(type or "entity")
         return Page[EntitySummary](total=len(ids), limit=limit, offset=offset,
