@@ -129,3 +129,37 @@ def test_a_metric_is_the_measure_without_its_qualifier(trained: Extractor) -> No
     x = trained.extract("We report QoS estimation accuracy and the F1 score on SQuAD.")
     got = {m.text: m.type for m in x.entities}
     assert got.get("accuracy") == got.get("F1") == "metric" and got.get("SQuAD") == "dataset"
+
+
+def test_title_name_is_the_short_name_before_a_colon() -> None:
+    from kg.extract.pipeline import title_name
+
+    assert title_name("Gaia2: Benchmarking LLM Agents on Dynamic Environments") == "Gaia2"
+    assert title_name("LoRA in LoRA: Nested Adapters") == "LoRA in LoRA"
+    assert title_name("CALM : A Multi-task Benchmark") == "CALM"
+    assert title_name("Survey: Graph Neural Networks") is None  # a genre word
+    assert title_name("Beyond the obvious: a study") is None  # no capital after the first letter, no digit
+    assert title_name("A Very Long Phrase Of Many Words: Subtitle") is None
+    assert title_name("No colon here") is None
+
+
+def test_a_title_name_is_the_papers_contribution(trained: Extractor) -> None:
+    text = ("We introduce Zorblax, a benchmark for evaluating language model agents in asynchronous environments. "
+            "Zorblax pairs each scenario with a verifier.")
+    titled = next(trained.extract_many([text], ["Zorblax: Benchmarking Agents in Asynchronous Worlds"]))
+    assert {m.text for m in titled.entities if m.proposed} == {"Zorblax"}
+    # a generic opening is no name, and the title's name counts only as the abstract writes it
+    plain = trained.extract(text)
+    generic = next(trained.extract_many([text], ["Language Model Agents: A Formulation"]))
+    assert [(m.text, m.proposed) for m in generic.entities] == [(m.text, m.proposed) for m in plain.entities]
+
+
+def test_a_title_name_the_ner_missed_becomes_a_mention() -> None:
+    from kg.extract.rules import Candidate
+
+    text = "We release Gaia2 and evaluate GPT-5 on Gaia2-mini."
+    gpt = Candidate(text.index("GPT-5"), text.index("GPT-5") + 5, "model", 5)
+    out = Extractor._title_mentions([gpt], text, "Gaia2", "Gaia2: Benchmarking LLM Agents")
+    assert [(text[c.start : c.end], c.type) for c in out] == [("Gaia2", "dataset"), ("GPT-5", "model")]
+    # "Gaia2" inside "Gaia2-mini" is another name's part: only whole-word occurrences, and none under a mention
+    assert Extractor._title_mentions(out, text, "Gaia2", "Gaia2: x") == out
