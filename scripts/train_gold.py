@@ -46,6 +46,8 @@ GOLD = ROOT.parent / "shared" / "data" / "eval" / "kg-gold"
 WORK = ROOT / "build" / "gold"
 MODEL_DIR = ROOT / "kg" / "extract" / "model"
 SEED = 0
+CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "arxiv-csai-2024-2026.jsonl.gz"
+THREADS = 2  # the teacher's torch threads (its own results do not depend on them beyond rounding)
 TYPES = ("method", "model", "dataset", "task", "metric", "concept")
 
 
@@ -131,7 +133,32 @@ def step_data() -> None:
         print(split, counts)
 
 
-def step_ner(max_steps: int | None) -> None:
+def step_teacher(steps: int) -> None:
+    """The MiniLM teacher (scripts/teacher_gold.py) on train.spacy's sentences -> build/gold/teacher/."""
+    import teacher_gold
+
+    t0 = time.time()
+    teacher_gold.train(WORK, WORK / "teacher", steps=steps, threads=THREADS)
+    print(f"teacher trained in {time.time() - t0:.0f} s")
+
+
+def step_silver(n: int) -> None:
+    """The teacher's entities on ``n`` seeded arXiv abstracts (no kg-gold train or dev one) -> build/gold/silver/."""
+    import teacher_gold
+    from spacy.tokens import DocBin
+
+    from kg.extract.pipeline import RULES_MODEL, load_nlp
+
+    t0 = time.time()
+    exclude = {r["id"] for split in ("train", "dev") for r in read_gold(GOLD / f"{split}.jsonl")}
+    rows = teacher_gold.corpus_sample(CORPUS, n, exclude, SEED)
+    docs = teacher_gold.label_docs(WORK / "teacher", [r["abstract"] for r in rows], load_nlp(RULES_MODEL), THREADS)
+    (WORK / "silver").mkdir(exist_ok=True)
+    DocBin(docs=docs).to_disk(WORK / "silver" / "silver.spacy")
+    print(f"silver: {len(docs)} abstracts, {sum(len(d.ents) for d in docs)} entities, in {time.time() - t0:.0f} s")
+
+
+def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: Path = WORK / "ner") -> None:
     from spacy.cli.train import train
     from train_ner import CONFIG, OWN_TOK2VEC, _register_init_callback
 
@@ -144,11 +171,26 @@ def step_ner(max_steps: int | None) -> None:
                  "training.annotating_components": []}
     if max_steps:
         overrides["training.max_steps"] = max_steps
+    if silver:  # kg-gold train (``gold_copies`` times) and the first ``silver`` silver abstracts, from one folder
+        from spacy.tokens import DocBin
+
+        mix = out.parent / f"{out.name}_mix"
+        if mix.exists():
+            shutil.rmtree(mix)
+        mix.mkdir(parents=True)
+        for k in range(gold_copies):
+            shutil.copy2(WORK / "train.spacy", mix / f"train{k}.spacy")
+        db = DocBin().from_disk(WORK / "silver" / "silver.spacy")
+        import spacy
+
+        docs = list(db.get_docs(spacy.blank("en").vocab))[:silver]
+        DocBin(docs=docs).to_disk(mix / "silver.spacy")
+        overrides["paths.train"] = str(mix)
     config = WORK / "config.cfg"
     config.write_text(CONFIG.replace("{ner_tok2vec}", OWN_TOK2VEC))
     t0 = time.time()
-    train(config, WORK / "ner", overrides=overrides)
-    (WORK / "ner_train.spacy").unlink(missing_ok=True)  # parsed by the previous NER
+    train(config, out, overrides=overrides)
+    (out / "ner_train.spacy").unlink(missing_ok=True)  # parsed by the previous NER of that folder
     print(f"NER trained in {time.time() - t0:.0f} s")
 
 
@@ -227,10 +269,11 @@ def parsed(split: str, nlp, path: Path | None = None) -> list:
 
 
 def ner_parsed(ner: Path) -> list:
-    """kg-gold train parsed by the trained pipeline ``ner`` (its NER's spans and sentences; cached)."""
+    """kg-gold train parsed by the trained pipeline ``ner`` (its NER's spans and sentences; cached beside that
+    NER's training folder, so another ``--ner`` gets its own)."""
     from kg.extract.pipeline import load_nlp
 
-    return parsed("train", load_nlp(str(ner)), WORK / "ner_train.spacy")
+    return parsed("train", load_nlp(str(ner)), ner.resolve().parent / "ner_train.spacy")
 
 
 def step_span(ner: Path) -> None:
@@ -365,16 +408,25 @@ def step_package(ner: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--step", choices=["all", "data", "ner", "prop", "lex", "span", "rel", "docrel",
-                                           "package"], default="all")
+    ap.add_argument("--step", choices=["all", "data", "teacher", "silver", "ner", "prop", "lex", "span", "rel",
+                                       "docrel", "package"], default="all")
+    ap.add_argument("--teacher-steps", type=int, default=2500)
+    ap.add_argument("--silver", type=int, default=2000, help="arXiv abstracts the teacher labels (0: none)")
+    ap.add_argument("--silver-ner", type=int, default=None, help="of them, how many the NER trains on (all)")
+    ap.add_argument("--gold-copies", type=int, default=1, help="kg-gold train's weight beside the silver data")
+    ap.add_argument("--ner-out", type=Path, default=WORK / "ner")
     ap.add_argument("--max-steps", type=int, default=None)
     ap.add_argument("--none-max", type=float, default=0.6, help="relation when P(NONE) <= this (chosen on dev)")
     ap.add_argument("--ner", type=Path, default=WORK / "ner" / "model-best", help="the NER to package")
     a = ap.parse_args()
     if a.step in ("all", "data"):
         step_data()
+    if a.step in ("all", "teacher") and a.silver:
+        step_teacher(a.teacher_steps)
+    if a.step in ("all", "silver") and a.silver:
+        step_silver(a.silver)
     if a.step in ("all", "ner"):
-        step_ner(a.max_steps)
+        step_ner(a.max_steps, a.silver if a.silver_ner is None else a.silver_ner, a.gold_copies, a.ner_out)
     if a.step in ("all", "prop"):
         step_prop(a.ner)
     if a.step in ("all", "lex"):
