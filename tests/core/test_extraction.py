@@ -78,3 +78,16 @@ def test_extract_rejects_bad_input_with_file_and_line(tmp_path: Path) -> None:
     src.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": 5}\n')
     r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(tmp_path / "o.jsonl")], standalone_mode=False)
     assert r.exception is not None and f"{src}:2" in str(r.exception) and "'text'" in str(r.exception)
+
+
+def test_extract_takes_an_optional_title_and_rejects_one_that_is_no_string(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    text = "We evaluate Zorblax and GPT-4 on reasoning. Zorblax helps."
+    src.write_text(json.dumps({"id": 1, "text": text, "title": "Zorblax: A Benchmark"}) + "\n")
+    out = tmp_path / "out.jsonl"
+    r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "Zorblax" in {e["text"] for e in json.loads(out.read_text())["entities"]}
+    src.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": "ok", "title": 3}\n')
+    r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(tmp_path / "o.jsonl")], standalone_mode=False)
+    assert r.exception is not None and f"{src}:2" in str(r.exception) and "'title'" in str(r.exception)
