@@ -34,12 +34,15 @@ def sentences(doc: Any) -> Iterator[tuple[dict, list[int]]]:
                 continue
             pos = {ti: w for w, ti in enumerate(part)}
             ents, missing = [], []
+            cut = set()  # an entity the sentence boundary cuts ("non-i.i.d. data"): its words here are unknown
             for e in doc.ents:
                 if e.start in pos and e.end - 1 in pos:
                     ents.append([pos[e.start], pos[e.end - 1] + 1, e.label_])
+                elif e.start in pos or e.end - 1 in pos:
+                    cut |= {t for t in range(e.start, e.end) if t in pos}
             run = None
             for w, ti in enumerate(part):
-                if doc[ti].ent_iob_ == "":
+                if doc[ti].ent_iob_ == "" or ti in cut:
                     run = [w, w + 1] if run is None else [run[0], w + 1]
                 elif run is not None:
                     missing.append(run)
@@ -68,11 +71,20 @@ def train(work: Path, out: Path, *, steps: int, threads: int) -> None:
               freeze_embeddings=True)
 
 
-def corpus_sample(corpus: Path, n: int, exclude: set[str], seed: int) -> list[dict]:
-    """``n`` corpus records drawn with ``seed``, none whose id is in ``exclude``."""
+def _opening(text: str) -> str:
+    """The first 200 letters and digits of ``text``, lower-cased: the same abstract under another id."""
+    return "".join(c for c in text.lower() if c.isalnum())[:200]
+
+
+def corpus_sample(corpus: Path, n: int, exclude: list[dict], seed: int) -> list[dict]:
+    """``n`` corpus records drawn with ``seed``, none of them one of the kg-gold rows ``exclude`` (by id, or by
+    the abstract's opening: some gold abstracts are in the corpus under another id)."""
+    ids = {r["id"] for r in exclude}
+    openings = {_opening(r["text"]) for r in exclude}
     with gzip.open(corpus, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
-    rows = [r for r in rows if r.get("id") not in exclude and (r.get("abstract") or "").strip()]
+    rows = [r for r in rows if r.get("id") not in ids and (r.get("abstract") or "").strip()
+            and _opening(r["abstract"]) not in openings]
     random.Random(seed).shuffle(rows)
     return rows[:n]
 

@@ -40,6 +40,9 @@ _TITLE_NAME = re.compile(r"^\s*([^:]{2,60}?)\s*:\s+\S")
 _TITLE_NOT_NAMES = {"survey", "review", "position", "position paper", "tutorial", "overview", "editorial", "opinion",
                     "perspective", "commentary", "abstract", "introduction", "correction", "erratum", "keynote",
                     "invited talk", "preface", "case study", "technical report", "extended abstract"}
+_TITLE_GENRE = re.compile(r"^\s*(a|an|the)?\s*(\w+\s+){0,3}?(survey|review|overview|tutorial|primer|perspective|"
+                          r"position|introduction|retrospective)\b", re.IGNORECASE)  # "LLMs: A Survey", a topic
+_TITLE_PART = re.compile(r"^(part|chapter|section|volume|lecture|appendix)\s+\w+$", re.IGNORECASE)
 _TITLE_DATASET = re.compile(r"\b(benchmarks?|benchmarking|datasets?|corpus|corpora|suite|testbed)\b", re.IGNORECASE)
 
 
@@ -50,9 +53,11 @@ def title_name(title: str) -> str | None:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     m = _TITLE_NAME.match(title)
-    if not m:
+    if not m or _TITLE_GENRE.match(title[m.end(1) :].lstrip(" :")):
         return None
     name = m.group(1)
+    if _TITLE_PART.match(name) or known_type(canonical_key(name)):  # "Part 1: ...", "ChatGPT: Jack of all Trades"
+        return None
     words = name.split()
     low = name.lower()
     if (len(words) > 4 or low in _TITLE_NOT_NAMES or low in STOP_WORDS or low in lx.GENERIC_WORDS
@@ -156,12 +161,12 @@ class Extractor:
         """Extractions for ``texts``, in order, parsed in batches; ``titles`` (aligned with ``texts``, None where a
         paper has none) let a title's "Name: ..." mark the name as the paper's contribution."""
         cleaned: list[tuple[str, CleanText, str | None]] = []
-        title_iter = iter(titles) if titles is not None else None
+        pairs = zip(texts, titles, strict=True) if titles is not None else ((t, None) for t in texts)
 
         def gen() -> Iterator[str]:
-            for t in texts:
+            for t, title in pairs:
                 c = clean_text(t)
-                cleaned.append((t, c, next(title_iter, None) if title_iter is not None else None))
+                cleaned.append((t, c, title))
                 yield c.text
 
         for i, doc in enumerate(self.nlp.pipe(gen(), batch_size=self.batch_size)):
