@@ -51,9 +51,10 @@ def _worker_init(factory: Callable[[], Extractor], parent_pid: int) -> None:
     _WORKER = factory()
 
 
-def _worker_extract(texts: list[str]) -> list[dict[str, Any]]:
+def _worker_extract(papers: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Extractions of (abstract, title) pairs."""
     assert _WORKER is not None
-    return [x.to_store() for x in _WORKER.extract_many(texts)]
+    return [x.to_store() for x in _WORKER.extract_many((a for a, _ in papers), (t for _, t in papers))]
 
 
 class _Parallel:
@@ -67,7 +68,7 @@ class _Parallel:
         self.pending: deque[tuple[list[tuple[str, PaperRecord]], Future[list[dict[str, Any]]]]] = deque()
 
     def submit(self, todo: list[tuple[str, PaperRecord]]) -> Iterator[list[tuple[str, PaperInput]]]:
-        self.pending.append((todo, self.pool.submit(_worker_extract, [r.abstract for _, r in todo])))
+        self.pending.append((todo, self.pool.submit(_worker_extract, [(r.abstract, r.title) for _, r in todo])))
         while len(self.pending) >= self.window:
             yield self._pop()
 
@@ -185,7 +186,8 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
             else:
                 serial = serial or extractor()
                 keep([(h, PaperInput(r, x)) for (h, r), x in
-                      zip(todo, serial.extract_many(r.abstract for _, r in todo), strict=True)])
+                      zip(todo, serial.extract_many((r.abstract for _, r in todo), (r.title for _, r in todo)),
+                          strict=True)])
         if parallel is not None:
             for done in parallel.drain():
                 keep(done)

@@ -146,7 +146,7 @@ def _rel_key(a: tuple, b: tuple, ty: str) -> tuple:
 
 def noun_chunk_baseline(nlp: object) -> Callable[[list[str]], list[Extraction]]:
     """Every noun chunk (leading determiners stripped) as a concept: the floor any extractor must beat."""
-    def run(texts: list[str]) -> list[Extraction]:
+    def run(texts: list[str], titles: list[str | None] | None = None) -> list[Extraction]:
         out = []
         for doc in nlp.pipe(texts):  # type: ignore[attr-defined]
             ents = []

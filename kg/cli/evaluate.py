@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -48,17 +49,17 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
     extractors: dict[str, Callable] = {}
     if trained_path:
         trained = Extractor(load_nlp(trained_path))
-        extractors["shipped" if default_is_trained else "model"] = lambda texts: list(trained.extract_many(texts))
+        extractors["shipped" if default_is_trained else "model"] = _runner(trained)
         if previous:
             prev = Extractor(load_nlp(previous))
-            extractors["previous"] = lambda texts: list(prev.extract_many(texts))
+            extractors["previous"] = _runner(prev)
         else:
             extractors["previous"] = None  # recorded figures, kg-gold only
         alone = Extractor(trained.nlp)
         alone.rule_layer = False
-        extractors["trained alone"] = lambda texts: list(alone.extract_many(texts))
+        extractors["trained alone"] = _runner(alone)
     rules = Extractor(rules_nlp)
-    extractors["rules" + ("" if default_is_trained else " (default)")] = lambda texts: list(rules.extract_many(texts))
+    extractors["rules" + ("" if default_is_trained else " (default)")] = _runner(rules)
     from kg.evaluate import noun_chunk_baseline
 
     extractors["noun-chunk baseline"] = noun_chunk_baseline(rules_nlp)
@@ -72,10 +73,14 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
         (_print_gold if name == "kg-gold" else _print_span)(name, by_ex)
 
 
-def _timed(run: Callable, texts: list[str]) -> tuple[list, dict[str, float]]:
+def _runner(ex: Any) -> Callable:
+    return lambda texts, titles=None: list(ex.extract_many(texts, titles))
+
+
+def _timed(run: Callable, texts: list[str], titles: list[str] | None = None) -> tuple[list, dict[str, float]]:
     words = sum(len(t.split()) for t in texts)
     t0 = time.perf_counter()
-    preds = run(texts)
+    preds = run(texts) if titles is None else run(texts, titles)
     secs = time.perf_counter() - t0
     return preds, {"seconds": round(secs, 2), "words_per_s": round(words / secs) if secs else 0}
 
@@ -88,10 +93,11 @@ def _eval_gold(data_dir: Path, name: str, extractors: dict, limit: int | None) -
         raise InputError(f"{path}: gold data not found (set --data-dir)")
     gold = load_gold(path)[:limit]
     texts = [g["text"] for g in gold]
+    titles = [g.get("title") for g in gold]  # a "Name: ..." title marks the paper's contribution, as in kg build
     out: dict[str, dict] = {}
     for ex_name, run in extractors.items():
         if run is not None:
-            preds, timing = _timed(run, texts)
+            preds, timing = _timed(run, texts, titles)
             out[ex_name] = score_rows(gold, prediction_rows(gold, preds)) | timing
     rec = recorded("trained-10")
     n_gold = next(iter(out.values()))["typed"]["gold"] if out else None

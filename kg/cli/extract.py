@@ -12,7 +12,7 @@ import orjson
 from kg.errors import InputError
 
 
-def _inputs(fh: IO[bytes], name: str) -> Iterator[tuple[object, str]]:
+def _inputs(fh: IO[bytes], name: str) -> Iterator[tuple[object, str, str | None]]:
     for n, raw in enumerate(fh, 1):
         if not raw.strip():
             continue
@@ -25,14 +25,17 @@ def _inputs(fh: IO[bytes], name: str) -> Iterator[tuple[object, str]]:
         text = obj.get("text")
         if not isinstance(text, str):
             raise InputError(f"{name}:{n}: field 'text' is not a string")
-        yield obj["id"], text
+        title = obj.get("title")
+        if title is not None and not isinstance(title, str):
+            raise InputError(f"{name}:{n}: field 'title' is not a string")
+        yield obj["id"], text, title
 
 
 @click.command()
 @click.argument("input_file", type=click.File("rb"))
 @click.option("-o", "--output", type=click.File("wb"), default="-", show_default=True, help="Output JSONL.")
 def extract(input_file: IO[bytes], output: IO[bytes]) -> None:
-    """Extract entities and relations from {"id", "text"} lines.
+    """Extract entities and relations from {"id", "text"} lines (an optional "title" too).
 
     Each output line is {"id", "entities": [{"start", "end", "text", "type"}], "relations": [{"head", "tail",
     "type"}]}; offsets are Python string offsets into text (end exclusive); head/tail index into entities.
@@ -42,7 +45,8 @@ def extract(input_file: IO[bytes], output: IO[bytes]) -> None:
     name = getattr(input_file, "name", "<stdin>")
     items = list(_inputs(input_file, name))  # validate everything before writing anything
     ex = Extractor()
-    for (doc_id, _), x in zip(items, ex.extract_many(t for _, t in items), strict=True):
+    for (doc_id, _, _), x in zip(items, ex.extract_many((t for _, t, _ in items), (h for _, _, h in items)),
+                                 strict=True):
         output.write(orjson.dumps(x.to_contract(doc_id)) + b"\n")
     output.flush()
     if output is not sys.stdout.buffer:

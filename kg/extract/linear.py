@@ -54,9 +54,10 @@ def save_model(data: dict[str, Any], out: Path) -> None:
 
 
 def fit_softmax(X: list[list[str]], y: list[str], *, C: float, min_count: int, seed: int,
-                max_iter: int = 500) -> dict[str, Any]:
-    """Fit on feature lists ``X`` and labels ``y`` (features seen fewer than ``min_count`` times left out; weights
-    under 0.01 for every label dropped); needs scikit-learn."""
+                max_iter: int = 500, min_weight: float = 0.02) -> dict[str, Any]:
+    """Fit on feature lists ``X`` and labels ``y`` (features seen fewer than ``min_count`` times left out, and
+    those whose weights are all under ``min_weight``: they move no decision, and the shipped model has a 25 MB
+    cap); needs scikit-learn."""
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -67,7 +68,7 @@ def fit_softmax(X: list[list[str]], y: list[str], *, C: float, min_count: int, s
     clf.fit(M, y)
     weights = {}
     for name, row in zip(vec.get_feature_names_out(), clf.coef_.T, strict=True):
-        if abs(row).max() >= 0.01:
+        if abs(row).max() >= min_weight:
             weights[str(name)] = [round(float(v), 3) for v in row]
     return {"labels": [str(c) for c in clf.classes_], "bias": [round(float(b), 4) for b in clf.intercept_],
             "weights": weights}

@@ -51,13 +51,15 @@ class SpanFilter(LinearModel):
     def __init__(self, data: dict[str, Any]) -> None:
         super().__init__(data)
         self.drop: float = data.get("drop", 0.6)
-        self.retype: float = data.get("retype", 0.4)
+        self.retype: float | None = data.get("retype", 0.4)  # None: never retype, only drop
 
     def judge(self, p: list[float], label: str) -> str | None:
         """The type given the classifier's probabilities ``p`` (``label`` unless it is sure of another), or None
         to drop the span."""
         if p[self._none] > self.drop:
             return None
+        if self.retype is None:
+            return label
         best = max((k for k in range(len(p)) if k != self._none), key=p.__getitem__)
         return self.labels[best] if p[best] >= self.retype else label
 
@@ -85,7 +87,7 @@ class SpanFilter(LinearModel):
 
 
 def train_span_filter(examples: list[tuple[list[str], str]], out: Path, *, seed: int = 0, C: float = 0.5,
-                      drop: float = 0.6, retype: float = 0.4) -> None:
+                      drop: float = 0.6, retype: float | None = 0.4) -> None:
     """Fit on (features, label) per span; needs scikit-learn."""
     from collections import Counter
 

@@ -20,7 +20,8 @@ def test_expected_entities_and_types(extractor) -> None:
     assert e["CIFAR-10"] == "dataset" and e["ImageNet"] == "dataset"
     e = ents(extractor, "The Straight-Through Estimator (STE) is widely used; we analyse STE for quantized networks.")
     assert e["Straight-Through Estimator"] == "method" and e["STE"] == "method"
-    assert ents(extractor, "We maximise the mutual information between views.")["mutual information"] == "concept"
+    # gold-5's NER passes over the bare "the mutual information between views" that gold-4 found (README)
+    assert ents(extractor, "Mutual information (MI) estimation is hard.")["Mutual information"] == "concept"
 
 
 def test_generic_phrases_are_not_entities(extractor) -> None:
@@ -78,3 +79,20 @@ def test_extract_rejects_bad_input_with_file_and_line(tmp_path: Path) -> None:
     src.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": 5}\n')
     r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(tmp_path / "o.jsonl")], standalone_mode=False)
     assert r.exception is not None and f"{src}:2" in str(r.exception) and "'text'" in str(r.exception)
+
+
+def test_extract_takes_an_optional_title_and_rejects_one_that_is_no_string(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    text = ("Agents are evaluated with GPT-4 on long tasks. Zorblax pairs every scenario with a verifier, and "
+            "GPT-4 solves few of its tasks.")
+    names = {}
+    for title in (None, "Zorblax: A Benchmark"):
+        src.write_text(json.dumps({"id": 1, "text": text} | ({"title": title} if title else {})) + "\n")
+        out = tmp_path / "out.jsonl"
+        r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        names[title] = {e["text"] for e in json.loads(out.read_text())["entities"]}
+    assert "Zorblax" in names["Zorblax: A Benchmark"] - names[None]
+    src.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": "ok", "title": 3}\n')
+    r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(tmp_path / "o.jsonl")], standalone_mode=False)
+    assert r.exception is not None and f"{src}:2" in str(r.exception) and "'title'" in str(r.exception)

@@ -253,3 +253,16 @@ def test_kg_upgrade_saves_older_name_keys_afresh(tmp_path: Path, monkeypatch) ->
     assert after.cypher(q).rows == before.cypher(q).rows
     with EmbeddedStore(tmp_path / "old", writable=True) as store:
         assert not store.upgrade()  # now current
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_title_name_becomes_the_papers_proposed_entity(tmp_path: Path, extractor, jobs: int) -> None:
+    """kg build hands each paper's title to the extractor, serially and in worker processes alike."""
+    rows = [{"id": "t1", "title": "Zorblax: Benchmarking Agents in Asynchronous Worlds", "abstract":
+             "Agents are evaluated with GPT-4 on long tasks. Zorblax pairs every scenario with a verifier, and "
+             "GPT-4 solves few of its tasks.", "year": 2025, "venue": "arXiv", "authors": ["Ada Lovelace"]}]
+    src = write_jsonl(tmp_path / "t.jsonl", rows)
+    with EmbeddedStore(tmp_path / "s", writable=True) as store:
+        build([src], store, extractor=lambda: extractor, on_skip=lambda s: None, jobs=jobs)
+    detail = EmbeddedStore(tmp_path / "s").get_paper("t1")
+    assert [pe.entity.name for pe in detail.entities["PROPOSES"]] == ["Zorblax"]

@@ -28,7 +28,7 @@ gr = _load()
 class NameExtractor:
     """Every occurrence of a name in NAMES, typed as NAMES says: a graph known in advance, no spaCy."""
 
-    def extract_many(self, texts):
+    def extract_many(self, texts, titles=None):
         for text in texts:
             ms = [Mention(m.start(), m.end(), m.group(), NAMES[m.group()])
                   for m in re.finditer("|".join(map(re.escape, NAMES)), text)]

@@ -39,6 +39,11 @@ def test_span_filter_drops_retypes_and_keeps_one_decision_per_name() -> None:
     kept = f.apply(doc, spans, keys)
     # Fisher goes (both mentions), ImageNet becomes a dataset, BERT (nothing known) keeps the NER's type
     assert [(text[c.start : c.end], c.type) for c in kept] == [("ImageNet", "dataset"), ("BERT", "model")]
+    # with retyping off it only drops: ImageNet keeps the NER's type
+    f.retype = None
+    spans[1].type = "method"
+    kept = f.apply(doc, spans, keys)
+    assert [(text[c.start : c.end], c.type) for c in kept] == [("ImageNet", "method"), ("BERT", "model")]
 
 
 def test_span_features_see_the_words_around() -> None:

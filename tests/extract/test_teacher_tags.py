@@ -25,3 +25,22 @@ def test_each_word_takes_the_tag_of_its_first_word_piece() -> None:
     word_ids = [None, 0, 0, 0, 1, None]
     pred = [0, TAGS.index("B-method"), TAGS.index("I-task"), 0, TAGS.index("B-task"), 0]
     assert _word_tags(word_ids, pred, 2) == ["B-method", "B-task"]
+
+
+def test_gold_sentences_carry_entities_and_unknown_words_in_word_offsets() -> None:
+    """scripts/teacher_gold.py reads kg-gold's abstracts sentence by sentence, whitespace tokens left out."""
+    import spacy
+    from spacy.tokens import Doc
+    from teacher_gold import TAGS as GOLD_TAGS
+    from teacher_gold import sentences
+
+    words = ["We", "train", "BERT", "on", "GLUE", ".", "\n", "LLM", "-based", "agents", "win", "."]
+    doc = Doc(spacy.blank("en").vocab, words=words, spaces=[True] * 5 + [False, False] + [True] * 4 + [False])
+    doc.set_ents([doc.char_span(doc[2].idx, doc[2].idx + 4, label="model"),
+                  doc.char_span(doc[4].idx, doc[4].idx + 4, label="dataset")],
+                 missing=[doc[7:9]], default="outside")
+    out = [s for s, _ in sentences(doc)]
+    assert [s["words"] for s in out] == [words[:6], words[7:]]
+    assert out[0]["ents"] == [[2, 3, "model"], [4, 5, "dataset"]] and out[0]["missing"] == []
+    assert out[1]["ents"] == [] and out[1]["missing"] == [[0, 2]]
+    assert "B-concept" in GOLD_TAGS and len(GOLD_TAGS) == 13

@@ -129,3 +129,45 @@ def test_a_metric_is_the_measure_without_its_qualifier(trained: Extractor) -> No
     x = trained.extract("We report QoS estimation accuracy and the F1 score on SQuAD.")
     got = {m.text: m.type for m in x.entities}
     assert got.get("accuracy") == got.get("F1") == "metric" and got.get("SQuAD") == "dataset"
+
+
+def test_title_name_is_the_short_name_before_a_colon() -> None:
+    from kg.extract.pipeline import title_name
+
+    assert title_name("Gaia2: Benchmarking LLM Agents on Dynamic Environments") == "Gaia2"
+    assert title_name("LoRA in LoRA: Nested Adapters") == "LoRA in LoRA"
+    assert title_name("CALM : A Multi-task Benchmark") == "CALM"
+    assert title_name("Survey: Graph Neural Networks") is None  # a genre word
+    assert title_name("Beyond the obvious: a study") is None  # no capital after the first letter, no digit
+    assert title_name("A Very Long Phrase Of Many Words: Subtitle") is None
+    assert title_name("No colon here") is None
+    assert title_name("Large Language Models: A Survey") is None  # a topic, not a contribution
+    assert title_name("Part 1: Introduction") is None
+    assert title_name("ChatGPT: Jack of all Trades") is None  # a known name is the topic
+
+
+def test_a_title_name_is_the_papers_contribution(trained: Extractor) -> None:
+    text = ("Agents are evaluated with GPT-4 on long tasks. Zorblax pairs every scenario with a verifier, and "
+            "GPT-4 solves few of its tasks.")
+    plain = trained.extract(text)
+    assert "Zorblax" not in {m.text for m in plain.entities}  # the NER passes it over
+    titled = next(trained.extract_many([text], ["Zorblax: Benchmarking Agents in Asynchronous Worlds"]))
+    assert [(m.text, m.type) for m in titled.entities if m.proposed] == [("Zorblax", "dataset")]
+    # a survey of a topic proposes nothing; a name counts only as the abstract writes it
+    for title in ("Zorblax: A Survey", "Long Tasks: A Formulation"):
+        out = next(trained.extract_many([text], [title]))
+        assert [(m.text, m.proposed) for m in out.entities] == [(m.text, m.proposed) for m in plain.entities]
+    with pytest.raises(ValueError):  # titles must line up with the texts
+        list(trained.extract_many([text, text], ["Zorblax: x"]))
+
+
+def test_a_title_name_the_ner_missed_becomes_a_mention() -> None:
+    from kg.extract.rules import Candidate
+
+    text = "We release Gaia2 and evaluate GPT-5 on Gaia2-mini and the Gaia2 suite."
+    gpt = Candidate(text.index("GPT-5"), text.index("GPT-5") + 5, "model", 5)
+    suite = Candidate(text.rindex("Gaia2"), text.rindex("Gaia2") + 11, "dataset", 5)
+    out = Extractor._title_mentions([gpt, suite], text, "Gaia2", "Gaia2: Benchmarking LLM Agents")
+    # whole words only ("Gaia2-mini" is another name), and none inside a mention ("Gaia2 suite")
+    assert [(text[c.start : c.end], c.type) for c in out] == [("Gaia2", "dataset"), ("GPT-5", "model"),
+                                                              ("Gaia2 suite", "dataset")]

@@ -253,7 +253,7 @@ def test_100k_tiny_abstracts_read_fast(tmp_path: Path) -> None:
 class _NoExtraction:
     """An extractor that finds nothing, so a build's reading, logging, deriving and saving are measured alone."""
 
-    def extract_many(self, texts: Any) -> Any:
+    def extract_many(self, texts: Any, titles: Any = None) -> Any:
         return (Extraction() for _ in texts)
 
 

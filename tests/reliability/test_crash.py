@@ -45,9 +45,9 @@ class _KillingExtractor:
     def __init__(self, inner: Any, at: int) -> None:
         self.inner, self.at, self.calls = inner, at, 0
 
-    def extract_many(self, texts: Any) -> Iterator[Any]:
+    def extract_many(self, texts: Any, titles: Any = None) -> Iterator[Any]:
         self.calls += 1
-        for i, x in enumerate(self.inner.extract_many(texts)):
+        for i, x in enumerate(self.inner.extract_many(texts, titles)):
             if self.calls == self.at and i == 1:
                 _die()
             yield x
