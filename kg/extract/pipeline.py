@@ -287,6 +287,8 @@ class Extractor:
             for c in chosen:
                 c.type = long_type.get(canonical_key(c.short_form_of), c.type) if c.short_form_of else c.type
         hint = title_name(clean_text(title).text) if title and self.rule_layer else None
+        if hint and self.gazetteer is not None and self.gazetteer.type_of(canonical_key(hint)):
+            hint = None  # a name kg-gold train already knows is the topic ("Federated Learning: Challenges ...")
         if hint:
             chosen = self._title_mentions(chosen, text, hint, title)
         sents = [(s.start_char, s.end_char) for s in doc.sents]
@@ -300,7 +302,7 @@ class Extractor:
         if self.propmodel is not None and self.rule_layer:
             keys = self.propmodel.proposed_keys(doc, [(c.start, c.end, c.type) for c in chosen], proposed)
             proposed = {i for i, c in enumerate(chosen) if canonical_key(text[c.start : c.end]) in keys}
-        if hint:  # the name as the title writes it ("Deep Neural Networks: ..." does not make "DNNs" one)
+        if hint:  # the name as the title writes it, and the short form it defines
             proposed |= {i for i, c in enumerate(chosen) if hint in (text[c.start : c.end], c.short_form_of)}
         rels = self._relations(doc, chosen, sent_of, proposed, sents)
         out = Extraction(abbreviations=abbrevs)
@@ -316,10 +318,12 @@ class Extractor:
     @staticmethod
     def _title_mentions(chosen: list[Candidate], text: str, name: str, title: str) -> list[Candidate]:
         """``chosen`` plus the title's name wherever the abstract says it and no mention covers it, when no
-        mention names it yet; its type from its own words, else "dataset" for a benchmark title, else method."""
+        mention names it yet; its type from its own words, else "dataset" when the subtitle opens as a benchmark's
+        ("Benchmarking ...", "A Benchmark for ..."), else method."""
         if any(name in (text[c.start : c.end], c.short_form_of) for c in chosen):
             return chosen
-        ty = strong_type(name) or ("dataset" if _TITLE_DATASET.search(title) else "method")
+        subtitle = " ".join(title.split(":", 1)[-1].split()[:3])  # "Benchmarking ...", "A Benchmark for ..."
+        ty = strong_type(name) or ("dataset" if _TITLE_DATASET.search(subtitle) else "method")
         pat = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")  # not "Gaia2" of "Gaia2-mini"
         added = [Candidate(m.start(), m.end(), ty, 3) for m in pat.finditer(text)
                  if not any(c.start < m.end() and m.start() < c.end for c in chosen)]

@@ -171,3 +171,15 @@ def test_a_title_name_the_ner_missed_becomes_a_mention() -> None:
     # whole words only ("Gaia2-mini" is another name), and none inside a mention ("Gaia2 suite")
     assert [(text[c.start : c.end], c.type) for c in out] == [("Gaia2", "dataset"), ("GPT-5", "model"),
                                                               ("Gaia2 suite", "dataset")]
+
+
+def test_a_known_name_in_a_title_is_the_topic_and_only_the_subtitle_makes_a_benchmark(trained: Extractor) -> None:
+    text = "Federated Learning trains models across clients. We review Federated Learning for healthcare."
+    plain = trained.extract(text)
+    titled = next(trained.extract_many([text], ["Federated Learning: Challenges and Opportunities"]))
+    assert [(m.text, m.proposed) for m in titled.entities] == [(m.text, m.proposed) for m in plain.entities]
+    t = "We train Zorbl fast."
+    typed = {title: Extractor._title_mentions([], t, "Zorbl", title)[0].type
+             for title in ("Zorbl: Faster Training on Reasoning Benchmarks", "Zorbl: A Benchmark for Agents")}
+    assert typed == {"Zorbl: Faster Training on Reasoning Benchmarks": "method",
+                     "Zorbl: A Benchmark for Agents": "dataset"}
