@@ -208,8 +208,6 @@ def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: 
     config.write_text(CONFIG.replace("{ner_tok2vec}", OWN_TOK2VEC))
     t0 = time.time()
     train(config, out, overrides=overrides)
-    for m in ("model-best", "model-last"):  # parsed by the NER this run replaced
-        _parse_cache(out / m).unlink(missing_ok=True)
     print(f"NER trained in {time.time() - t0:.0f} s")
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from kg.extract.lexicon import ENTITY_TYPES
 from kg.extract.pipeline import MODEL_DIR, RULES_MODEL, Extractor, load_nlp
+from kg.extract.titlename import title_mentions
 from kg.extract.types import RELATION_TYPES
 
 pytestmark = pytest.mark.skipif(not (MODEL_DIR / "meta.json").exists(), reason="no trained model shipped")
@@ -132,7 +133,7 @@ def test_a_metric_is_the_measure_without_its_qualifier(trained: Extractor) -> No
 
 
 def test_title_name_is_the_short_name_before_a_colon() -> None:
-    from kg.extract.pipeline import title_name
+    from kg.extract.titlename import title_name
 
     assert title_name("Gaia2: Benchmarking LLM Agents on Dynamic Environments") == "Gaia2"
     assert title_name("LoRA in LoRA: Nested Adapters") == "LoRA in LoRA"
@@ -167,7 +168,7 @@ def test_a_title_name_the_ner_missed_becomes_a_mention() -> None:
     text = "We release Gaia2 and evaluate GPT-5 on Gaia2-mini and the Gaia2 suite."
     gpt = Candidate(text.index("GPT-5"), text.index("GPT-5") + 5, "model", 5)
     suite = Candidate(text.rindex("Gaia2"), text.rindex("Gaia2") + 11, "dataset", 5)
-    out = Extractor._title_mentions([gpt, suite], text, "Gaia2", "Gaia2: Benchmarking LLM Agents")
+    out = title_mentions([gpt, suite], text, "Gaia2", "Gaia2: Benchmarking LLM Agents")
     # whole words only ("Gaia2-mini" is another name), and none inside a mention ("Gaia2 suite")
     assert [(text[c.start : c.end], c.type) for c in out] == [("Gaia2", "dataset"), ("GPT-5", "model"),
                                                               ("Gaia2 suite", "dataset")]
@@ -179,7 +180,7 @@ def test_a_known_name_in_a_title_is_the_topic_and_only_the_subtitle_makes_a_benc
     titled = next(trained.extract_many([text], ["Federated Learning: Challenges and Opportunities"]))
     assert [(m.text, m.proposed) for m in titled.entities] == [(m.text, m.proposed) for m in plain.entities]
     t = "We train Zorbl fast."
-    typed = {title: Extractor._title_mentions([], t, "Zorbl", title)[0].type
+    typed = {title: title_mentions([], t, "Zorbl", title)[0].type
              for title in ("Zorbl: Faster Training on Reasoning Benchmarks", "Zorbl: A Benchmark for Agents")}
     assert typed == {"Zorbl: Faster Training on Reasoning Benchmarks": "method",
                      "Zorbl: A Benchmark for Agents": "dataset"}
