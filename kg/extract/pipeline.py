@@ -98,6 +98,7 @@ class Extractor:
         self.pairs = True  # abbreviation long and short forms, typed alike (+0.5 typed; they merge nodes)
         self.generic_filter = True  # spans of generic words only are dropped (even; the guideline's rule)
         self.formula_filter = True  # formula pieces ("I(R", "Omega(d") are dropped (the guideline's rule)
+        self.drop_fields = True  # broad fields ("NLP", "computer vision") are dropped (the guideline's rule)
         if self.trained:
             from kg.extract.relmodel import RelationModel
 
@@ -249,6 +250,8 @@ class Extractor:
         else:
             cands, abbrevs = self.rules.candidates(doc)
         chosen = self.rules.select(cands, text)
+        if self.rule_layer and self.drop_fields:
+            chosen = [c for c in chosen if canonical_key(text[c.start : c.end]) not in lx.BROAD_FIELDS]
         if self.gazetteer is not None and self.rule_layer:
             chosen = self._by_gazetteer(chosen, text)
         if self.spanfilter is not None and self.rule_layer:
