@@ -86,6 +86,26 @@ def test_generic_phrases_formulas_links_and_references_are_not_entities(trained:
         assert trained.extract(text).entities == []
 
 
+def test_broad_fields_and_their_short_forms_are_not_entities(trained: Extractor) -> None:
+    """The guideline leaves out broad fields (AI, NLP, computer vision, robotics), defined short forms included."""
+    x = trained.extract("Advances in natural language processing (NLP) and computer vision (CV) have reshaped "
+                        "artificial intelligence (AI) and robotics. We fine-tune BERT for question answering.")
+    names = {m.text for m in x.entities}
+    assert not names & {"natural language processing", "NLP", "computer vision", "CV", "artificial intelligence",
+                        "AI", "robotics"}
+    assert "BERT" in names
+    keep = Extractor(trained.nlp)
+    keep.drop_fields = False
+    assert {m.text for m in keep.extract("Advances in computer vision (CV) have reshaped robotics.").entities}
+
+
+def test_a_known_name_keeps_its_type_whatever_the_ner_says(trained: Extractor) -> None:
+    x = trained.extract("Experiments on GTZAN, ESC-50 and FFHQ show that the model generalises.")
+    got = {m.text: m.type for m in x.entities}
+    assert got.get("FFHQ") == "dataset"
+    assert all(t == "dataset" for n, t in got.items() if n in ("GTZAN", "ESC-50", "FFHQ"))
+
+
 def test_a_named_contribution_is_proposed_and_linked(trained: Extractor) -> None:
     x = trained.extract("We propose HawkNet, a novel framework for anomaly detection, and evaluate it on the "
                         "MVTec AD benchmark.")
