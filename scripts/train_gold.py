@@ -15,10 +15,10 @@ train with the NER 2, proposed, span filter, relations and cross-sentence relati
   2,500 steps of 16 sentences, word-piece embeddings frozen, two torch threads), the checkpoint with the best strict
   span F1 on dev.spacy's sentences kept (60.9 at the last step; gold-4's NER, trained on kg-gold alone, scores
   61.7 on the same measure, gold-5's 63.9).
-  The sample is the same for any ``--silver``: a shuffle with the fixed seed, then its first N rows, so 16,000
-  holds the 8,000 gold-5 trained on (the shipped silver was labelled in those two halves, one after the other).
 - ``silver``: the teacher's entities on ``--silver`` (16,000) seeded arXiv abstracts of ../shared/data/corpus, none
   of them a kg-gold train or dev abstract (by id or by the abstract's opening) -> build/gold/silver/silver.spacy.
+  The sample is the same for any ``--silver``: a shuffle with the fixed seed, then its first N rows, so 16,000
+  holds the 8,000 gold-5 trained on (the shipped silver was labelled in those two halves, one after the other).
 - ``ner``: spaCy's NER fine-tuned on kg-gold train (``--gold-copies`` 4 times) and the silver abstracts, its
   encoder started from en_core_web_sm's NER (as in train_ner.py); model-best by spaCy's span F1 on kg-gold dev
   (9,000 steps). The teacher is no better than the NER on its own, but its labels on new abstracts are: span

@@ -193,10 +193,12 @@ class Extractor:
             if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]) or (
                     self.formula_filter and _formula_piece(text[s:e])):
                 continue
-            ty = _refine(text[s:e], label) if self.refine else (
-                (known_type(canonical_key(text[s:e])) or label) if self.known_names else label)
+            key = canonical_key(text[s:e])
+            ty = _refine(text[s:e], label) if self.refine else label
+            if self.known_names:
+                ty = known_type(key) or ty
             ner.append(Candidate(s, e, ty, 5))
-            raw.setdefault(canonical_key(text[s:e]), Counter())[label] += 1
+            raw.setdefault(key, Counter())[label] += 1
         # Per document, the same string gets one type (the majority of its NER mentions).
         votes: dict[str, Counter] = {}
         for c in ner:
