@@ -43,3 +43,25 @@ def test_gazetteer_keeps_one_type_per_name_and_phrases_annotators_leave_out(tmp_
 def test_proposed_model_scores_features() -> None:
     m = ProposedModel({"bias": -2.0, "weights": {"WE_PROPOSE": 3.0, "NAME=True": 0.5}, "threshold": 0.5})
     assert m.prob({"WE_PROPOSE", "NAME=True"}) > 0.8 > 0.2 > m.prob({"NAME=True"})
+
+
+def test_relation_ceiling_feeds_the_relation_steps_gold_mentions(extractor) -> None:
+    """scripts/relation_ceiling.py: every occurrence of each gold entity, with its gold type and proposed flag,
+    is what the shipped relation steps judge; relations join those mentions, never one name to itself."""
+    from relation_ceiling import gold_mention_rows
+
+    row = {"id": "x", "text": "We propose FlowNet, a model for optical flow estimation. FlowNet is evaluated on "
+           "the Sintel benchmark with end-point error.",
+           "entities": [{"text": "FlowNet", "type": "model", "aliases": [], "proposed": True},
+                        {"text": "optical flow estimation", "type": "task", "aliases": []},
+                        {"text": "Sintel", "type": "dataset", "aliases": []},
+                        {"text": "end-point error", "type": "metric", "aliases": []}],
+           "relations": []}
+    (out,) = gold_mention_rows(extractor, [row])
+    assert [(e["text"], e["type"], e["proposed"]) for e in out["entities"]] == [
+        ("FlowNet", "model", True), ("optical flow estimation", "task", False), ("FlowNet", "model", True),
+        ("Sintel", "dataset", False), ("end-point error", "metric", False)]
+    ents = out["entities"]
+    pairs = {(ents[r["head"]]["text"], r["type"], ents[r["tail"]]["text"]) for r in out["relations"]}
+    assert pairs and all(h != t for h, _, t in pairs)
+    assert ("FlowNet", "USED_FOR", "optical flow estimation") in pairs
