@@ -25,6 +25,7 @@ def gold_mention_rows(ext: Any, rows: list[dict]) -> list[dict]:
     """Prediction rows (as kg.evaluate_gold.prediction_rows gives them) from ``ext``'s relation steps over each
     row's gold mentions."""
     from kg.clean import clean_text
+    from kg.extract.pipeline import sentence_of
     from kg.extract.rules import Candidate
 
     out = []
@@ -33,11 +34,7 @@ def gold_mention_rows(ext: Any, rows: list[dict]) -> list[dict]:
         spans = project(doc.text, row["entities"])
         chosen = [Candidate(s, e, ty, 0, None) for s, e, ty, _ in spans]
         sents = [(s.start_char, s.end_char) for s in doc.sents]
-        sent_of, k = [], 0
-        for c in chosen:
-            while k + 1 < len(sents) and c.start >= sents[k][1]:
-                k += 1
-            sent_of.append(k)
+        sent_of = sentence_of(chosen, sents)
         proposed = {j for j, (_, _, _, i) in enumerate(spans) if row["entities"][i].get("proposed")}
         rels = ext._relations(doc, chosen, sent_of, proposed, sents)
         ents = [{"text": doc.text[c.start : c.end], "type": c.type, "proposed": j in proposed}

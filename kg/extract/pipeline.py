@@ -270,12 +270,7 @@ class Extractor:
         if hint:
             chosen = title_mentions(chosen, text, hint, title)
         sents = [(s.start_char, s.end_char) for s in doc.sents]
-        sent_of = []
-        k = 0
-        for c in chosen:
-            while k + 1 < len(sents) and c.start >= sents[k][1]:
-                k += 1
-            sent_of.append(k)
+        sent_of = sentence_of(chosen, sents)
         proposed = self.rules.proposed(doc, chosen) if self.rule_layer else set()
         if self.propmodel is not None and self.rule_layer:
             keys = self.propmodel.proposed_keys(doc, [(c.start, c.end, c.type) for c in chosen], proposed)
@@ -344,6 +339,16 @@ class Extractor:
             if frozenset((h, t)) not in pairs:
                 rels[(h, t)] = ty
         return [(h, t, ty) for (h, t), ty in sorted(rels.items())]
+
+
+def sentence_of(chosen: list[Candidate], sents: list[tuple[int, int]]) -> list[int]:
+    """The sentence index of each of ``chosen`` (sorted by start) among ``sents`` (character spans, in order)."""
+    out, k = [], 0
+    for c in chosen:
+        while k + 1 < len(sents) and c.start >= sents[k][1]:
+            k += 1
+        out.append(k)
+    return out
 
 
 def _formula_piece(s: str) -> bool:
