@@ -65,3 +65,48 @@ def test_relation_ceiling_feeds_the_relation_steps_gold_mentions(extractor) -> N
     pairs = {(ents[r["head"]]["text"], r["type"], ents[r["tail"]]["text"]) for r in out["relations"]}
     assert pairs and all(h != t for h, _, t in pairs)
     assert ("FlowNet", "USED_FOR", "optical flow estimation") in pairs
+
+
+def test_relation_ceiling_corrects_each_kind_of_entity_error_alone() -> None:
+    """scripts/relation_ceiling.py --own --fix: each kind of error corrected from the gold, the others left."""
+    from relation_ceiling import corrected
+
+    from kg.extract.rules import Candidate
+
+    text = "We propose FlowNet for optical flow. Extensive experiments on Sintel."
+    row = {"entities": [{"text": "FlowNet", "type": "model", "aliases": [], "proposed": True},
+                        {"text": "optical flow", "type": "task", "aliases": []},
+                        {"text": "Sintel", "type": "dataset", "aliases": []}]}
+    own = [Candidate(11, 18, "method", 0), Candidate(23, 35, "method", 0), Candidate(37, 58, "concept", 0)]
+    assert [text[c.start:c.end] for c in own] == ["FlowNet", "optical flow", "Extensive experiments"]
+
+    def show(fixes: set[str]) -> list[tuple[str, str, bool]]:
+        ch, prop = corrected(text, row, own, {1}, fixes)
+        return [(text[c.start:c.end], c.type, j in prop) for j, c in enumerate(ch)]
+
+    assert show(set()) == [("FlowNet", "method", False), ("optical flow", "method", True),
+                           ("Extensive experiments", "concept", False)]
+    assert show({"spurious"}) == [("FlowNet", "method", False), ("optical flow", "method", True)]
+    assert show({"missed"})[-1] == ("Sintel", "dataset", False) and len(show({"missed"})) == 4
+    assert show({"types"})[:2] == [("FlowNet", "model", False), ("optical flow", "task", True)]
+    assert show({"proposed"}) == [("FlowNet", "method", True), ("optical flow", "method", False),
+                                  ("Extensive experiments", "concept", False)]
+    assert [c.type for c in own] == ["method", "method", "concept"]  # the extractor's own mentions untouched
+
+
+def test_relation_ceiling_own_mentions_give_the_extractors_relations(extractor) -> None:
+    """--own without fixes: the relation steps see what they see at run time, so the relations are the
+    extraction's own."""
+    from relation_ceiling import own_mention_rows
+
+    text = ("We propose FlowNet, a model for optical flow estimation. FlowNet outperforms PWC-Net on the Sintel "
+            "benchmark.")
+    row = {"id": "x", "text": text, "entities": [], "relations": []}
+    (out,) = own_mention_rows(extractor, [row])
+    x = extractor.extract(text)
+    want = {(x.entities[r.head].text, r.type, x.entities[r.tail].text) for r in x.relations}
+    ents = out["entities"]
+    assert want and {(ents[r["head"]]["text"], r["type"], ents[r["tail"]]["text"]) for r in out["relations"]} == want
+    (empty,) = own_mention_rows(extractor, [{"id": "y", "text": "", "entities": []}])
+    assert empty == {"id": "y", "entities": [], "relations": []}
+    assert "_relations" not in vars(extractor)
