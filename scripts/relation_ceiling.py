@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_gold import GOLD, project  # noqa: E402
+from train_gold import GOLD, forms, project  # noqa: E402
 
 
 def gold_mention_rows(ext: Any, rows: list[dict]) -> list[dict]:
@@ -62,7 +62,7 @@ def corrected(text: str, row: dict, chosen: list[Any], proposed: set[int],
     ents = row["entities"]
     named: dict[str, int] = {}
     for i, e in enumerate(ents):
-        for f in [e["text"], *e.get("aliases", [])]:
+        for f in forms(e):
             named.setdefault(gold_key(f), i)
     items = []
     for j, c in enumerate(chosen):
