@@ -206,7 +206,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
         with closing(CachedInputs(cache, seen)) as new:
             merged = dict(existing) | dict(new)
     try:
-        graph = derive_graph(merged)
+        graph = derive_graph(merged, embeddings=store.embeddings())
         t2 = time.perf_counter()
         store.replace_graph(graph, merged)
     finally:

@@ -8,13 +8,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from kg.canon import canonical_key, entity_id, looks_like_acronym
 from kg.extract import lexicon as lx
 from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
-from kg.related import RelatedIndex
+from kg.related import PaperSimilarity, RelatedIndex, TextIndex, tfidf_rows
 from kg.titles import TitleBook
 
 ENTITY_LABELS = {"method": "Method", "model": "Model", "dataset": "Dataset", "task": "Task", "metric": "Metric",
@@ -118,8 +119,12 @@ def _slug(prefix: str, name: str) -> str:
 
 
 def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
-                 related_k: int = RELATED_K) -> nx.MultiDiGraph:
+                 related_k: int = RELATED_K, embeddings: Mapping[str, np.ndarray] | None = None) -> nx.MultiDiGraph:
     """Build the whole graph from ``papers`` (by id). Deterministic: the same papers give the same graph.
+
+    Each paper's embedding comes from ``embeddings`` (by input hash: what an earlier build computed for the same
+    record) or is computed; the text index (embeddings and TF-IDF rows) is left in ``g.graph["text_index"]``
+    for the store to keep, and with the entities it ranks the papers' ``RELATED_TO`` edges.
 
     The papers are read three times, in id order, and never all kept: a mapping that reads them from disk
     on access (kg.cache.CachedInputs) keeps a large corpus out of memory while its graph is built.
@@ -230,8 +235,34 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
             g.nodes[vid]["paper_count"] += 1
             g.add_edge(r.id, vid, key="PUBLISHED_IN", type="PUBLISHED_IN", year=r.year)
 
-    index = RelatedIndex(paper_entities)
-    for pid, top in index.all_related(related_k):
-        for q, score, shared in top:
-            g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, shared=shared[:5])
+    text = build_text_index(((pid, papers[pid].record) for pid in ids), embeddings)
+    g.graph["text_index"] = text
+    sim = PaperSimilarity(RelatedIndex(paper_entities), text)
+    for pid, top in sim.all_related(related_k):
+        for q, score, dense, lexical, shared in top:
+            g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, text_similarity=dense,
+                       word_similarity=lexical, shared=sim.specific(shared)[:5])
     return g
+
+
+def build_text_index(records: Iterable[tuple[str, PaperRecord]],
+                     embeddings: Mapping[str, np.ndarray] | None = None) -> TextIndex:
+    """The text index of papers given in id order: embeddings re-used by input hash where ``embeddings`` has
+    them (a rebuild embeds only new or changed records), rounded to float16 as every store keeps them."""
+    from kg.cache import record_hash
+    from kg.embed import default_embedder, paper_text
+
+    recs = list(records)
+    embedder = default_embedder()
+    dense = np.zeros((len(recs), embedder.dims), dtype=np.float16)
+    todo = []
+    for i, (_, r) in enumerate(recs):
+        v = embeddings.get(record_hash(r)) if embeddings else None
+        if v is not None and len(v) == embedder.dims:
+            dense[i] = v
+        else:
+            todo.append(i)
+    if todo:
+        dense[todo] = embedder.embed([paper_text(recs[i][1].title, recs[i][1].abstract) for i in todo])
+    texts = [paper_text(r.title, r.abstract) for _, r in recs]
+    return TextIndex([pid for pid, _ in recs], dense.astype(np.float32), tfidf_rows(texts), embedder=embedder.name)

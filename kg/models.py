@@ -55,10 +55,23 @@ class PaperDetail(PaperSummary):
     entities: dict[str, list[PaperEntity]]  # keyed by edge type: PROPOSES, USES, ...
 
 
+class SharedEntity(_Model):
+    """One specific thing two related papers share, with what each does with it."""
+
+    entity: EntityRef
+    this: str  # this paper's edge to it: PROPOSES, USES, EVALUATES_ON, ADDRESSES or MENTIONS
+    other: str  # the related paper's edge to it
+    reason: str  # "both evaluate on GSM8K", "this paper proposes H-SPLID; the other uses it"
+
+
 class RelatedPaper(_Model):
     paper: PaperSummary
-    score: float
-    shared: list[EntityRef]  # the shared entities that produced the score, rarest first
+    score: float  # the combined score the list is ranked by
+    text_similarity: float  # cosine of the two papers' embeddings (title + abstract)
+    word_similarity: float  # cosine of their TF-IDF vectors
+    shared: list[EntityRef]  # the specific entities both papers have, rarest first
+    reasons: list[SharedEntity]  # the same, each with both papers' roles
+    why: str  # one line: the reasons, then the text similarity
 
 
 class EntityPaper(_Model):
@@ -93,6 +106,7 @@ class SearchHit(_Model):
     type: str  # entity type, or "paper"
     score: float
     matched: str  # the name, alias or title that matched
+    sentence: str | None = None  # a paper hit's sentence closest to the query
 
 
 class Page(_Model, Generic[T]):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
+import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -50,6 +54,7 @@ class RelatedIndex:
         self.indptr, self.indices = indptr, indices
         self.row = {p: i for i, p in enumerate(papers)}
         df = np.bincount(indices, minlength=len(entities))
+        self.df = df
         n = max(1, len(papers))
         log = math.log
         self.idf = np.array([log(1.0 + n / c) for c in df.tolist()], dtype=np.float64)
@@ -81,6 +86,16 @@ class RelatedIndex:
                 if at < hi and self.indices[at] == j:
                     out.add(p)
         return out
+
+    def shared(self, p: str, q: str) -> list[str]:
+        """The entities ``p`` and ``q`` share, rarest (highest IDF) first."""
+        i, j = self.row.get(p), self.row.get(q)
+        if i is None or j is None:
+            return []
+        a = self.indices[self.indptr[i] : self.indptr[i + 1]]
+        b = self.indices[self.indptr[j] : self.indptr[j + 1]]
+        cols = np.intersect1d(a, b, assume_unique=True).tolist()
+        return [self.entities[c] for c in sorted(cols, key=lambda c: (-self.idf[c], self.entities[c]))]
 
     def _top(self, i: int, scores: np.ndarray, idx: np.ndarray, k: int) -> list[tuple[str, float, list[str]]]:
         mask = idx != i
@@ -118,3 +133,177 @@ class RelatedIndex:
             for off in range(prod.shape[0]):
                 lo, hi = prod.indptr[off], prod.indptr[off + 1]
                 yield self.papers[start + off], self._top(start + off, prod.data[lo:hi], prod.indices[lo:hi], k)
+
+
+# -- text: what the abstracts say ---------------------------------------------------------------------------------
+
+TOP_TERMS = 96  # terms kept per abstract in its TF-IDF row
+HASH_SLOTS = 1 << 22  # columns for words, and as many for word pairs
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:[-'][a-z0-9]+)*|[0-9]+[a-z][a-z0-9]*")
+_STOP = """
+a about above after again against all also although am among an and any approach approaches are as at based be
+because been before being below between both but by can could did do does doing done down during each either
+et etc few for from further had has have having here hers herself him himself his how however i if in into is
+it its itself just may me method methods might more most much must my myself new no nor not novel now of off
+on once only or other our ours ourselves out over own paper per present presents propose proposed result
+results same she should show shown shows so some study such than that the their theirs them themselves then
+there these they this those through thus to too under until up upon us use used using very via was we were
+what when where which while who whom why will with within without work would yet you your yours yourself
+yourselves
+"""
+STOPWORDS = frozenset(_STOP.split())
+
+
+def words(text: str) -> list[str]:
+    """The lexical tokens of a text: lower-cased words of two or more characters, stop words left out."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+
+
+def term_columns(text: str) -> tuple[list[int], list[int]]:
+    """The hashed columns of a text's words (``words``) and of each pair of neighbouring words ("offline rl"):
+    CRC-32 into ``HASH_SLOTS`` columns each (pairs after the words), the same on every machine and in every
+    process, with no vocabulary to hold (83k abstracts have millions of distinct pairs)."""
+    w = words(text)
+    crc = zlib.crc32
+    return ([crc(x.encode()) % HASH_SLOTS for x in w],
+            [HASH_SLOTS + crc(f"{a} {b}".encode()) % HASH_SLOTS for a, b in zip(w, w[1:], strict=False)])
+
+
+def tfidf_rows(texts: Sequence[str], *, top: int = TOP_TERMS) -> sparse.csr_matrix:
+    """Sublinear TF-IDF rows over words and word pairs (1 + ln tf, smooth idf ln((1 + N) / (1 + df)) + 1), each
+    L2-normalised: the usual reference for document similarity, with pairs for the specificity of a phrase
+    ("federated learning" says more than "federated" and "learning"). A pair in one text only is dropped, and
+    each row keeps its ``top`` heaviest terms (they hold nearly all of a cosine, and the matrix stays small at
+    83k abstracts). Weights are rounded to float16, as stored, so every store computes the same scores."""
+    rows = []
+    df = np.zeros(2 * HASH_SLOTS, dtype=np.int32)
+    for t in texts:
+        uni, pairs = term_columns(t)
+        c = Counter(uni)
+        c.update(pairs)
+        cols = np.fromiter(c, dtype=np.int64, count=len(c))
+        tf = np.fromiter(c.values(), dtype=np.float64, count=len(c))
+        df[cols] += 1
+        rows.append((cols, tf))
+    n = len(texts)
+    indptr, indices, data = [0], [], []
+    for cols, tf in rows:
+        d = df[cols]
+        ok = (cols < HASH_SLOTS) | (d >= 2)
+        cols, w = cols[ok], (1.0 + np.log(tf[ok])) * (np.log((1.0 + n) / (1.0 + d[ok])) + 1.0)
+        if len(cols) > top:
+            sel = np.lexsort((cols, -w))[:top]
+            cols, w = cols[sel], w[sel]
+        if len(cols):
+            order = np.argsort(cols)
+            cols, w = cols[order], w[order]
+            indices.append(cols)
+            data.append(w / np.sqrt((w * w).sum()))
+        indptr.append(indptr[-1] + len(cols))
+    ind = np.concatenate(indices).astype(np.int32) if indices else np.zeros(0, dtype=np.int32)
+    val = np.concatenate(data).astype(np.float16).astype(np.float32) if data else np.zeros(0, dtype=np.float32)
+    return sparse.csr_matrix((val, ind, np.asarray(indptr, dtype=np.int64)), shape=(n, 2 * HASH_SLOTS))
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """How related-paper scores combine the three signals (chosen on bench/related.py's tuning slice)."""
+
+    dense: float = 0.5  # cosine of the papers' embeddings (kg.embed)
+    lexical: float = 1.0  # cosine of their TF-IDF vectors
+    entities: float = 0.25  # IDF-weighted cosine of their entity sets (RelatedIndex)
+    max_df: float = 0.05  # terms in more of the papers than this share take no part in the lexical walk
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+class TextIndex:
+    """Each paper's embedding (``dense``, unit rows) and TF-IDF vector (``lexical``), rows in ``papers`` order."""
+
+    def __init__(self, papers: Sequence[str], dense: np.ndarray, lexical: sparse.csr_matrix, *,
+                 max_df: float = DEFAULT_WEIGHTS.max_df, embedder: str = "") -> None:
+        self.embedder = embedder
+        self.papers = list(papers)
+        self.row = {p: i for i, p in enumerate(self.papers)}
+        self.dense = np.ascontiguousarray(dense, dtype=np.float32)
+        self.lexical = lexical
+        n = max(1, len(self.papers))
+        df = np.bincount(lexical.indices, minlength=lexical.shape[1])
+        keep = (df <= max(50, int(max_df * n))).astype(np.float32)
+        walk = (lexical @ sparse.diags(keep)).tocsr()
+        self._lt = walk.T.tocsr()
+
+    def scores(self, rows: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray]:
+        """Dense and lexical cosines of ``rows`` against every paper: two arrays of shape (len(rows), N)."""
+        d = self.dense[rows] @ self.dense.T
+        lex = (self.lexical[rows] @ self._lt).toarray()
+        return d, lex.astype(np.float32)
+
+
+class PaperSimilarity:
+    """Related papers by what the abstracts say and by the specific things they share.
+
+    score(p, q) = w_dense cos(emb p, emb q) + w_lexical cos(tfidf p, tfidf q) + w_entities ent(p, q), with
+    ``ent`` the IDF-weighted entity cosine of ``RelatedIndex`` (a shared GSM8K weighs far more than a shared
+    accuracy). Every paper with an abstract gets neighbours (the dense term is defined for every pair).
+    """
+
+    def __init__(self, entities: RelatedIndex, text: TextIndex, weights: Weights = DEFAULT_WEIGHTS) -> None:
+        self.entities, self.text, self.weights = entities, text, weights
+        self.papers = text.papers
+        # entity columns per text row (papers without entities have none)
+        self._erow = np.array([entities.row.get(p, -1) for p in self.papers], dtype=np.int64)
+        ex = entities._x  # noqa: SLF001 - the entity index's pruned IDF rows, same module
+        rows = self._erow.clip(min=0)
+        em = ex[rows].multiply((self._erow >= 0)[:, None].astype(np.float64)).tocsr()
+        norm = entities.norm[rows]
+        self._ex = (sparse.diags(1.0 / norm) @ em).tocsr()
+        self._ext = self._ex.T.tocsr()
+
+    def specific(self, shared: Sequence[str]) -> list[str]:
+        """Those of ``shared`` specific enough to say why two papers are related: in at most 2 % of the papers
+        (at least 5), so a shared accuracy or deep learning is no reason where GSM8K is."""
+        e = self.entities
+        cut = max(5, int(0.02 * len(e.papers)))
+        return [name for name in shared if e.df[bisect.bisect_left(e.entities, name)] <= cut]
+
+    def _combined(self, rows: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        d, lex = self.text.scores(rows)
+        ent = (self._ex[rows] @ self._ext).toarray().astype(np.float32)
+        w = self.weights
+        return w.dense * d + w.lexical * lex + w.entities * ent, d, lex, ent
+
+    def _top(self, i: int, total: np.ndarray, k: int) -> np.ndarray:
+        total = total.copy()
+        total[i] = -np.inf
+        cand = np.argpartition(-total, k)[:k + 1] if k < len(total) else np.arange(len(total))
+        cand = cand[np.isfinite(total[cand])]
+        order = np.lexsort((cand, -total[cand]))  # best first; equal scores by paper id (rows are id-sorted)
+        return cand[order][:k]
+
+    def related(self, paper_id: str, k: int = 10) -> list[tuple[str, float, float, float, list[str]]]:
+        """Top ``k`` as (paper id, score, dense cosine, lexical cosine, shared entity ids rarest first)."""
+        i = self.text.row.get(paper_id)
+        if i is None:
+            return []
+        total, d, lex, _ = self._combined(np.array([i]))
+        return self._rows(i, total[0], d[0], lex[0], k)
+
+    def _rows(self, i: int, total: np.ndarray, d: np.ndarray, lex: np.ndarray, k: int
+              ) -> list[tuple[str, float, float, float, list[str]]]:
+        out = []
+        me = self.papers[i]
+        for q in self._top(i, total, k).tolist():
+            out.append((self.papers[q], round(float(total[q]), 6), round(float(d[q]), 4), round(float(lex[q]), 4),
+                        self.entities.shared(me, self.papers[q])))
+        return out
+
+    def all_related(self, k: int = 10, block: int = 128
+                    ) -> Iterator[tuple[str, list[tuple[str, float, float, float, list[str]]]]]:
+        """Every paper's top ``k``, a block of rows at a time."""
+        for start in range(0, len(self.papers), block):
+            rows = np.arange(start, min(len(self.papers), start + block))
+            total, d, lex, _ = self._combined(rows)
+            for off, i in enumerate(rows.tolist()):
+                yield self.papers[i], self._rows(i, total[off], d[off], lex[off], k)

@@ -33,7 +33,7 @@
       d.appendChild(el("div", "kg-tip-meta", "together in " + plural(e.count, "paper")));
     } else if (e.kg_type === "RELATED_TO") {
       d.appendChild(el("div", "kg-tip-meta", "related papers" + (e.score !== null && e.score !== undefined
-        ? " · similarity " + Number(e.score).toFixed(2) : "")));
+        ? " · score " + Number(e.score).toFixed(2) : "")));
     } else {
       d.appendChild(el("div", "kg-tip-meta", e.kg_type + " · stated in " + plural(e.count, "paper") +
         (e.paper_id ? " · e.g. " + e.paper_id : "")));
@@ -105,6 +105,26 @@
   }
   if (data.timeline) drawTimeline(data.timeline);
 
+  // -- a paper's related papers, each with why: the specific things both have, and how alike the texts are --
+  function drawRelated(items) {
+    const box = $("kg-related");
+    if (!items.length) return;
+    box.appendChild(el("div", "kg-timeline-title", "Related papers"));
+    const list = el("ol", "kg-related-list");
+    for (const r of items) {
+      const li = el("li", "kg-related-item");
+      const url = data.link_base ? new URL(data.link_base.replace(/\/+$/, "") + "/paper/" + encodeURIComponent(r.paper.id),
+        location.href) : null;
+      const t = el(url ? "a" : "span", "kg-related-title", r.paper.title);
+      if (url) t.href = url.href;
+      li.appendChild(t);
+      li.appendChild(el("div", "kg-related-why", r.why));
+      list.appendChild(li);
+    }
+    box.appendChild(list);
+  }
+  if (data.related) drawRelated(data.related);
+
   // -- search: by name or alias; exact match first, then a prefix, then anywhere in a name --
   function norm(s) {
     return String(s).normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
@@ -154,6 +174,12 @@
     if (id === null) {
       msg.textContent = "No node named “" + q + "” in this view.";
       msg.className = "kg-miss";
+      if (data.link_base && String(q).trim()) {
+        // Served: the papers of the whole graph by meaning and words (the search page), one click away.
+        const a = el("a", "kg-search-all", " Search all papers for “" + q + "” →");
+        a.href = new URL(data.link_base.replace(/\/+$/, "") + "/search?q=" + encodeURIComponent(q), location.href).href;
+        msg.appendChild(a);
+      }
       return null;
     }
     const node = nodes.get(id);

@@ -85,16 +85,16 @@
   }
 
   // The filter form rebuilds the page's URL (the page may submit no form: its policy says form-action 'none').
-  function wireForm() {
+  function wireForm(fields) {
     const form = $("kg-form");
     if (!form) return;
     const q = data.query || {};
-    for (const k of ["type", "from", "to", "min_count"]) if (form.elements[k] && q[k] !== null && q[k] !== undefined) form.elements[k].value = q[k];
+    for (const k of fields) if (form.elements[k] && q[k] !== null && q[k] !== undefined) form.elements[k].value = q[k];
     if (!data.link_base) { form.hidden = true; return; }
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const url = new URL(location.href);
-      for (const k of ["type", "from", "to", "min_count"]) {
+      for (const k of fields) {
         const v = form.elements[k].value.trim();
         if (v) url.searchParams.set(k, v); else url.searchParams.delete(k);
       }
@@ -184,7 +184,27 @@
     }
   }
 
-  if (data.kind === "trends") { wireForm(); drawTrends(data.trends); }
+  // -- search: each hit links to its view; a paper quotes the sentence closest to the query -------------------
+  function drawSearch(hits) {
+    const main = $("kg-main");
+    const list = el("ol", "kg-hits");
+    for (const h of hits) {
+      const li = el("li", "kg-hit");
+      const head = el("div", "kg-hit-head");
+      if (h.kind === "entity") head.appendChild(typeDot(h.type));
+      head.appendChild(link(h.kind === "paper" ? "paper" : "entity", h.id, h.name));
+      head.appendChild(el("span", "kg-hit-meta", " " + h.type + " · " + Number(h.score).toFixed(2) +
+        (h.kind === "entity" && h.matched !== h.name ? " · as " + h.matched : "")));
+      li.appendChild(head);
+      if (h.sentence) li.appendChild(el("blockquote", "kg-hit-quote", h.sentence));
+      list.appendChild(li);
+    }
+    main.appendChild(list);
+    view.hits = () => list.querySelectorAll(".kg-hit").length;
+  }
+
+  if (data.kind === "trends") { wireForm(["type", "from", "to", "min_count"]); drawTrends(data.trends); }
+  else if (data.kind === "search") { wireForm(["q"]); drawSearch(data.hits); }
   else drawLandscape(data.landscape);
   view.ready = true;
   document.body.dataset.ready = "true";

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg import __version__
-from kg.models import Landscape, Trends
+from kg.models import Landscape, SearchHit, Trends
 from kg.store.base import Store
 from viz import assets
 from viz.render import script_json
@@ -20,6 +20,13 @@ _TRENDS_FORM = """<form id="kg-form" autocomplete="off">
   <label>to <input name="to" size="12" placeholder="2025"></label>
   <label>min. papers <input name="min_count" size="4" placeholder="5"></label>
   <button type="submit">Compare</button>
+</form>"""
+
+
+# The search page's box: explore.js turns a submit into a navigation to ?q=...
+_SEARCH_FORM = """<form id="kg-form" autocomplete="off">
+  <label>search <input name="q" size="48" placeholder="words or a description of what you look for"></label>
+  <button type="submit">Search</button>
 </form>"""
 
 
@@ -48,6 +55,20 @@ def render_trends(t: Trends, *, link_base: str = "/view", query: dict[str, Any] 
 def render_landscape(ls: Landscape, *, link_base: str = "/view") -> RenderedPage:
     return _page({"kind": "landscape", "title": f"{ls.entity.name} · landscape ({ls.entity.type})", "note": ls.note,
                   "link_base": link_base, "landscape": ls.model_dump(mode="json")})
+
+
+def render_search(q: str, hits: list[SearchHit], *, link_base: str = "/view") -> RenderedPage:
+    papers = sum(h.kind == "paper" for h in hits)
+    note = (f"{papers} papers by meaning and words (BM25 fused with embeddings), each with its closest sentence, "
+            f"and {len(hits) - papers} entities by name") if hits else ("No match." if q else "")
+    return _page({"kind": "search", "title": f"Search · {q}" if q else "Search", "note": note,
+                  "link_base": link_base, "query": {"q": q}, "hits": [h.model_dump(mode="json") for h in hits]},
+                 _SEARCH_FORM)
+
+
+def search_view(store: Store, q: str, *, limit: int = 20, link_base: str = "/view") -> RenderedPage:
+    """Papers and entities matching ``q`` (as ``/search``), each paper with the sentence that matched."""
+    return render_search(q, store.search(q, limit=limit) if q.strip() else [], link_base=link_base)
 
 
 def trends_view(store: Store, *, type: str | None = None, before: str | None = None, after: str | None = None,

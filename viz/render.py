@@ -173,12 +173,16 @@ def overview_view(store: Store, *, top_n: int = 150, types: list[str] | None = N
     return render(view, kind="overview", title="Concept graph", link_base=link_base)
 
 
+RELATED_SHOWN = 5  # related papers a paper view lists, with why
+
+
 def paper_view(store: Store, paper_id: str, *, hops: int = 1, limit: int = 200,
                link_base: str = "/view") -> RenderedView:
     """A paper, its entities (edges typed PROPOSES, USES, ...) and its related papers."""
     view = store.neighbourhood(paper_id, hops=hops, limit=limit)
     name = next((n.get("name") or paper_id for n in view.nodes if n["id"] == paper_id), paper_id)
-    return render(view, kind="paper", title=name, focus=paper_id, link_base=link_base)
+    related = [r.model_dump(mode="json") for r in store.related_papers(paper_id, RELATED_SHOWN)]
+    return render(view, kind="paper", title=name, focus=paper_id, link_base=link_base, extra={"related": related})
 
 
 def entity_view(store: Store, ref: str, *, hops: int = 1, limit: int = 200, link_base: str = "/view") -> RenderedView:

@@ -10,7 +10,16 @@ from fastapi.responses import HTMLResponse
 from api.deps import EntityRef, EntityType, PaperId, StoreDep
 from api.errors import NOT_FOUND
 from api.routes.explore import BAD_INPUT, Period
-from viz import RenderedPage, RenderedView, entity_view, landscape_view, overview_view, paper_view, trends_view
+from viz import (
+    RenderedPage,
+    RenderedView,
+    entity_view,
+    landscape_view,
+    overview_view,
+    paper_view,
+    search_view,
+    trends_view,
+)
 
 router = APIRouter(prefix="/view", tags=["views"])
 
@@ -76,6 +85,18 @@ def trends(
     """The store's rising, falling and new entities between two periods, with a chart of each one's papers."""
     return _page(trends_view(store, type=type, before=before, after=after, limit=limit, min_count=min_count,
                              link_base=_link_base(request)))
+
+
+@router.get("/search", response_class=HTMLResponse, responses={**_HTML, **BAD_INPUT})
+def search(
+    request: Request,
+    store: StoreDep,
+    q: Annotated[str, Query(max_length=500, description="Words, or a description of what you look for")] = "",
+    limit: Annotated[int, Query(ge=1, le=100, description="Hits at most")] = 20,
+) -> HTMLResponse:
+    """Papers by meaning and words (as /search), each quoting its closest sentence; the views' search box
+    opens this page for a query that names no node of the view."""
+    return _page(search_view(store, q, limit=limit, link_base=_link_base(request)))
 
 
 @router.get("/landscape/{entity_ref:path}", response_class=HTMLResponse, responses={**_HTML, **NOT_FOUND, **BAD_INPUT})

@@ -21,6 +21,7 @@ COMMANDS = {
     "stats": "kg.cli.show:stats",
     "paper": "kg.cli.show:paper",
     "entity": "kg.cli.show:entity",
+    "search": "kg.cli.show:search",
     "extract": "kg.cli.extract:extract",
     "eval": "kg.cli.evaluate:eval_cmd",
     "serve": "kg.cli.serve:serve",

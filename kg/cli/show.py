@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 def did_you_mean(store: Store, name: str, k: int = 3) -> str:
     """``; did you mean: mutual information, ...?`` from the fuzzy entity search, or "" when nothing is close."""
     names = []
-    for hit in store.search(name, limit=10):
-        if hit.kind == "entity" and hit.name not in names:
+    for hit in store.list_entities(q=name, limit=10).items:  # names alone: search would rank papers by meaning
+        if hit.name not in names:
             names.append(hit.name)
     return f"; did you mean: {', '.join(names[:k])}?" if names else ""
 
@@ -84,7 +84,33 @@ def paper(paper_id: str, store_opts: StoreOptions, as_json: bool, k: int) -> Non
         click.secho("\nRELATED", bold=True)
         for r in related:
             click.echo(f"  {r.score:.3f}  {r.paper.title}  [{r.paper.id}]")
-            click.echo(f"         shared: {', '.join(e.name for e in r.shared[:6])}")
+            click.echo(f"         why: {r.why}")
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@store_options
+@json_option
+@click.option("--limit", default=10, show_default=True, help="How many hits to list.")
+def search(query: tuple[str, ...], store_opts: StoreOptions, as_json: bool, limit: int) -> None:
+    """Papers by meaning and words (BM25 fused with embeddings), each with its closest sentence, and entities by
+    name or alias, in one ranked list."""
+    q = " ".join(query)
+    with open_store(store_opts) as store:
+        hits = store.search(q, limit=limit)
+    if as_json:
+        click.echo(orjson.dumps([h.model_dump(mode="json") for h in hits], option=orjson.OPT_INDENT_2).decode())
+        return
+    if not hits:
+        click.echo("(no match)")
+    for h in hits:
+        if h.kind == "paper":
+            click.echo(f"{h.score:.3f}  paper   {h.name}  [{h.id}]")
+            if h.sentence:
+                click.echo(quote(h.sentence, " " * 15))
+        else:
+            click.echo(f"{h.score:.3f}  {h.type:<7} {h.name}  [{h.id}]" + (f"  (as {h.matched})"
+                                                                           if h.matched != h.name else ""))
 
 
 @click.command()

@@ -39,6 +39,10 @@ class Store(ABC):
     def replace_graph(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
         """Make ``graph`` (derived from ``inputs``) the stored graph, atomically where the backend can."""
 
+    def embeddings(self) -> dict[str, Any]:
+        """The stored papers' embeddings by input hash, for a build to re-use (empty: every paper is embedded)."""
+        return {}
+
     def warm(self) -> None:  # noqa: B027 - optional hook
         """Build the indexes reads use lazily (search, aliases, related papers), e.g. in a background thread
         right after a server starts, so the first user does not wait for them."""

@@ -11,16 +11,18 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import networkx as nx
+import numpy as np
 import orjson
 
 from kg.cache import CachedInputs, ExtractionCache, record_hash
+from kg.embed import default_embedder
 from kg.errors import StoreError
 from kg.extract.pipeline import EXTRACTOR_VERSION
 from kg.fulltext import FULLTEXT_DIR, FullTextIndex
 from kg.graph import PaperInput, with_dates
-from kg.related import RelatedIndex
+from kg.related import RelatedIndex, TextIndex
 from kg.store import filelock
-from kg.store.nxreads import NxReads, entity_name_keys, paper_entity_map
+from kg.store.nxreads import NxReads, entity_name_keys, graph_text_index, paper_entity_map
 from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
 
 FORMAT = "kg-graph"
@@ -294,6 +296,24 @@ class EmbeddedStore(NxReads):
             self._related = self._snapshot.related_index()
         return super()._related_index()
 
+    def _load_text_index(self) -> TextIndex:
+        text = self._snapshot.text_index() if self._snapshot is not None else None
+        return text if text is not None else super()._load_text_index()
+
+    def embeddings(self) -> dict[str, np.ndarray]:
+        """The stored papers' embeddings by input hash: what a rebuild re-uses for unchanged records."""
+        rec = self._record
+        if rec is None or not rec.header.get("text"):
+            return {}
+        try:
+            text = rec.text_index()
+        except StoreError:
+            return {}  # damaged: every paper is embedded again
+        if text is None or text.embedder != default_embedder().name:
+            return {}
+        hashes = self._papers
+        return {hashes[p]: text.dense[i] for i, p in enumerate(text.papers) if p in hashes}
+
     def _load_name_keys(self) -> dict[str, tuple[str, ...]]:
         # Keys made by older rules would miss names as today's queries spell them: those are made afresh.
         keys = self._snapshot.name_keys() if self._snapshot is not None else None
@@ -362,9 +382,10 @@ class EmbeddedStore(NxReads):
         _fsync_dir(self.path)
         with_dates(graph, as_text=True)  # files hold dates as ISO text
         related = RelatedIndex(paper_entity_map(graph))
+        text = graph_text_index(graph)
         keys = entity_name_keys(graph)
         identity: dict[str, Any] = {}
-        _atomic_write(sfile, lambda fh: identity.update(write_snapshot(graph, related, keys, papers, fh)))
+        _atomic_write(sfile, lambda fh: identity.update(write_snapshot(graph, related, keys, papers, fh, text=text)))
         saving.unlink()
         if self.legacy is not None:
             self._remove_older_graph_files()  # superseded by the snapshot now in place
@@ -379,7 +400,7 @@ class EmbeddedStore(NxReads):
         self._papers = papers
         self._record = self._snapshot = None
         self.set_graph(with_dates(graph))  # written as text above; a date for Cypher from here on
-        self._related, self._keys = related, keys
+        self._related, self._keys, self._text = related, keys, text
         self._explore()["fulltext"] = fulltext
 
     def _load_fulltext(self) -> FullTextIndex:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -21,6 +22,7 @@ from neo4j.exceptions import ClientError, ConstraintError, DriverError, Neo4jErr
 
 from kg.cache import ExtractionCache, record_hash
 from kg.cypher import CypherError, CypherSyntaxError, CypherTimeout, check_read_only
+from kg.embed import default_embedder
 from kg.errors import StoreError
 from kg.extract.pipeline import EXTRACTOR_VERSION
 from kg.extract.types import Extraction
@@ -31,9 +33,17 @@ from kg.store import neo4j_queries as Q
 from kg.store.neo4j_lock import DEFAULT_LEASE_S, BuildLock
 from kg.store.neo4j_reads import BoltReads, add_edge, add_node
 from kg.store.neo4j_values import driver_props, to_json, unresolved_ends
+from kg.store.nxreads import graph_text_index
 
+log = logging.getLogger(__name__)
 INPUTS_FILE = "inputs.jsonl"
 CYPHER_WORKERS = 4
+
+
+def vector_indexes(agent: str) -> bool:
+    """True for Neo4j 5.11 and later, which has ``CREATE VECTOR INDEX``."""
+    m = re.match(r"Neo4j/v?(\d+)\.(\d+)", agent)
+    return m is not None and (int(m.group(1)), int(m.group(2))) >= (5, 11) and "arcadedb" not in agent.lower()
 
 
 def supports_constraints(agent: str) -> bool:
@@ -148,6 +158,11 @@ class Neo4jStore(BoltReads):
         """Create the unique-id constraints (each backed by an index) where the server supports them."""
         if self._schema_done:
             return
+        if vector_indexes(self.server_agent()):
+            try:
+                self._exec(Q.vector_index(default_embedder().dims))
+            except StoreError as exc:
+                log.info("no vector index on this server (%s); kg scores embeddings itself", exc)
         if supports_constraints(self.server_agent()):
             for label in (*Q.LABELS, Q.LOCK_LABEL):
                 for attempt in range(3):  # two builds creating the same constraint at once may clash
@@ -379,6 +394,7 @@ def _rows(graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput], stored: Mapp
     nodes: dict[str, list[dict[str, Any]]] = defaultdict(list)
     labels: dict[str, str] = {}
     written: dict[str, _Stored] = {}
+    text = graph_text_index(graph)
     for nid, attrs in graph.nodes(data=True):
         label = attrs["label"]
         labels[nid] = label
@@ -391,6 +407,7 @@ def _rows(graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput], stored: Mapp
             old = stored.get(nid)
             version = old.version if old is not None and old.input is p else EXTRACTOR_VERSION
             raw = props[Q.INPUT_PROP] = input_json(p, version)
+            props[Q.EMBEDDING_PROP] = text.dense[text.row[nid]].tolist()
             written[nid] = _Stored(p, _digest(raw), version)
         nodes[label].append({"id": nid, "props": props})
     rels: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)

@@ -13,13 +13,14 @@ from kg.graph import ENTITY_LABELS, PAPER_EDGE_TYPES
 ENTITY_LABEL_NAMES = tuple(ENTITY_LABELS.values())
 LABELS = ("Paper", *ENTITY_LABEL_NAMES, "Author", "Venue")
 INPUT_PROP = "_input"  # a Paper's record and extraction (JSON), kept so later builds can re-derive
+EMBEDDING_PROP = "_embedding"  # a Paper's embedding (kg.embed), for related papers and search by meaning
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PAPER_EDGES = "|".join(PAPER_EDGE_TYPES)
 _ENTITIES = "|".join(ENTITY_LABEL_NAMES)
 # Map projections that leave out what a read does not need: kg's private input blob and, for nodes
 # seen only as neighbours, the abstract. Null-valued keys are dropped on arrival (Neo4j stores no nulls).
-NODE = f"n {{.*, {INPUT_PROP}: null}}"
-BRIEF = f"m {{.*, abstract: null, {INPUT_PROP}: null}}"
+NODE = f"n {{.*, {INPUT_PROP}: null, {EMBEDDING_PROP}: null}}"
+BRIEF = f"m {{.*, abstract: null, {INPUT_PROP}: null, {EMBEDDING_PROP}: null}}"
 
 
 def ident(name: str) -> str:
@@ -116,7 +117,7 @@ def co_papers(label: str) -> str:
     """The papers of entity ``$id`` and every paper edge out of them (two MATCHes: the edge to ``$id`` too)."""
     return (f"MATCH (x:{ident(label)} {{id: $id}})<-[:{_PAPER_EDGES}]-(p:Paper) MATCH (p)-[r:{_PAPER_EDGES}]->(m) "
             f"RETURN p.id AS s, type(r) AS type, properties(r) AS props, m.id AS e, labels(m)[0] AS label, "
-            f"{BRIEF} AS node, p {{.*, abstract: null, {INPUT_PROP}: null}} AS paper")
+            f"{BRIEF} AS node, p {{.*, abstract: null, {INPUT_PROP}: null, {EMBEDDING_PROP}: null}} AS paper")
 
 
 _PAPER_FILTER = ("($year IS NULL OR n.year = $year) "
@@ -144,5 +145,16 @@ SEARCH_PAPER_EDGES = ("UNWIND $papers AS pid MATCH (p:Paper {id: pid})-[r]->(x) 
 
 # -- exploring a field: the inputs of the trend and full-text indexes, cached like the related-papers index -----
 PAPER_DATES = "MATCH (p:Paper) RETURN p.id AS id, p.year AS year, p.published AS published"
+# Every paper's text and embedding: the text index of related papers and search by meaning.
+PAPER_EMBEDDINGS = ("MATCH (p:Paper) RETURN p.id AS id, p.title AS title, p.title_generated AS title_generated, "
+                    f"p.abstract AS abstract, p.{EMBEDDING_PROP} AS embedding")
+
+
+def vector_index(dims: int) -> str:
+    """Neo4j 5.11+'s vector index over the papers' embeddings (kg scores in kg; this serves users' own queries)."""
+    return (f"CREATE VECTOR INDEX kg_paper_embedding IF NOT EXISTS FOR (p:Paper) ON (p.{EMBEDDING_PROP}) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
+
+
 PAPER_TEXTS = ("MATCH (p:Paper) RETURN p.id AS id, p.title AS title, p.abstract AS abstract, p.year AS year, "
                "p.venue AS venue")

@@ -20,9 +20,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 from kg import explore
 from kg.canon import canonical_key
+from kg.embed import default_embedder, paper_text
 from kg.errors import NotFoundError, StoreError
 from kg.fulltext import FullTextIndex
 from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES, PaperInput
@@ -43,7 +45,8 @@ from kg.models import (
     Stats,
     Trends,
 )
-from kg.related import RelatedIndex
+from kg.related import PaperSimilarity, RelatedIndex, TextIndex, tfidf_rows
+from kg.semantic import dense_matches, fuse
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
 from kg.store.neo4j_values import from_driver
@@ -58,13 +61,20 @@ class _Sub(NxReads):
     """NxReads over a fetched subgraph; the whole-graph indexes, where a read needs them, are passed in."""
 
     def __init__(self, graph: nx.MultiDiGraph, *, related: RelatedIndex | None = None,
-                 alias: dict[str, str] | None = None) -> None:
+                 alias: dict[str, str] | None = None, similarity: PaperSimilarity | None = None) -> None:
         super().__init__(graph)
         self._shared_related = related
         self._shared_alias = alias
+        self._shared_similarity = similarity
 
     def _related_index(self) -> RelatedIndex:
         return self._shared_related or super()._related_index()
+
+    def _paper_similarity(self) -> PaperSimilarity:
+        return self._shared_similarity or super()._paper_similarity()
+
+    def _text_index(self) -> TextIndex:
+        return self._shared_similarity.text if self._shared_similarity is not None else super()._text_index()
 
     def _alias_index(self) -> dict[str, str]:
         return self._shared_alias or super()._alias_index()
@@ -114,6 +124,7 @@ class BoltReads(Store):
         """Drop the cached indexes (after a write, or when the server's graph changed)."""
         self._entity_view: _Sub | None = None
         self._related: RelatedIndex | None = None
+        self._similarity: PaperSimilarity | None = None
         self._trends: tuple[TrendIndex, list[str]] | None = None
         self._fulltext_index: FullTextIndex | None = None
         self._version: tuple[int, int] | None = None
@@ -148,6 +159,29 @@ class BoltReads(Store):
         if self._related is None:
             self._related = RelatedIndex({row["id"]: row["es"] for row in self._read(Q.PAPER_ENTITY_IDS)})
         return self._related
+
+    def _paper_similarity(self) -> PaperSimilarity:
+        """The related-papers scorer over the server's papers: their stored embeddings (a paper stored by a kg
+        before them is embedded here) and TF-IDF rows computed from the abstracts, as the embedded store keeps
+        them, so both stores rank alike."""
+        related = self._related_index()
+        if self._similarity is None:
+            rows = sorted(self._read(Q.PAPER_EMBEDDINGS), key=lambda r: r["id"])
+            texts = [paper_text(None if r.get("title_generated") else r.get("title"), r.get("abstract") or "")
+                     for r in rows]
+            embedder = default_embedder()
+            dense = np.zeros((len(rows), embedder.dims), dtype=np.float32)
+            todo = []
+            for i, r in enumerate(rows):
+                if r.get("embedding") is not None and len(r["embedding"]) == embedder.dims:
+                    dense[i] = np.asarray(r["embedding"], dtype=np.float32)
+                else:
+                    todo.append(i)
+            if todo:
+                dense[todo] = embedder.embed([texts[i] for i in todo]).astype(np.float16)
+            text = TextIndex([r["id"] for r in rows], dense, tfidf_rows(texts), embedder=embedder.name)
+            self._similarity = PaperSimilarity(related, text)
+        return self._similarity
 
     def _trend_index(self) -> tuple[TrendIndex, list[str]]:
         """The papers' dates with the paper-entity incidence, and each entity column's label."""
@@ -241,15 +275,15 @@ class BoltReads(Store):
         return self._entities().list_entities(type=type, q=q, limit=limit, offset=offset)
 
     def related_papers(self, paper_id: str, k: int = 10) -> list[RelatedPaper]:
-        index = self._related_index()
+        sim = self._paper_similarity()
         g = self._node_graph(paper_id, "Paper")
         if paper_id in g:
-            found = index.related(paper_id, k)
-            self._fetch_nodes(g, {"Paper": [q for q, _, _ in found]}, brief=True)
-            ents = self._entities().graph
-            for e in {e for _, _, shared in found for e in shared}:
-                add_node(g, ents.nodes[e]["label"], ents.nodes[e])
-        return _Sub(g, related=index).related_papers(paper_id, k)
+            found = sim.related(paper_id, k)
+            qs = [q for q, *_ in found]
+            self._fetch_nodes(g, {"Paper": qs}, brief=True)
+            # Both papers' edges to what they share: the roles each related paper's reasons name.
+            _add_rows(g, self._read(Q.incident("Paper", paper_edges_only=True), ids=[paper_id, *qs]))
+        return _Sub(g, related=sim.entities, similarity=sim).related_papers(paper_id, k)
 
     def related_entities(self, entity_id: str, k: int = 10) -> list[RelatedEntity]:
         label = self._entity_label(entity_id)
@@ -284,17 +318,18 @@ class BoltReads(Store):
         if not qk:
             return []
         hits = view._entity_hits(qk, limit)
-        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        _, bm25 = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        found = fuse(bm25, dense_matches(self._paper_similarity().text, q))[: limit + PAPER_RERANK]
         papers = [p for p, _ in found]
         named = view._alias_index().get(qk)
         g = nx.MultiDiGraph()
-        self._fetch_nodes(g, {"Paper": papers}, brief=True)
+        self._fetch_nodes(g, {"Paper": papers})  # with their abstracts: each hit quotes its closest sentence
         linked: set[str] = set()
         if named is not None and papers:
             _add_rows(g, self._read(Q.SEARCH_PAPER_EDGES, papers=papers, entities=[named]))
             linked = {p for p in papers
                       if any(e["type"] in PAPER_EDGE_TYPES for e in g._succ[p].get(named, {}).values())}
-        return ranked_hits(hits, found, linked, g._node, limit)
+        return ranked_hits(hits, found, linked, g._node, limit, q)
 
     # -- exploring a field ---------------------------------------------------------------------------
     def _describe(self, entity_id: str) -> EntityRef:

@@ -7,7 +7,7 @@ import heapq
 import math
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
@@ -32,10 +32,12 @@ from kg.models import (
     RelatedEntity,
     RelatedPaper,
     SearchHit,
+    SharedEntity,
     Stats,
 )
-from kg.related import RelatedIndex
+from kg.related import PaperSimilarity, RelatedIndex, TextIndex
 from kg.search import NameIndex, lcs_length
+from kg.semantic import best_sentence, dense_matches, fuse
 from kg.store.base import Store
 from kg.store.explore_reads import ExploreReads
 
@@ -54,6 +56,46 @@ def entity_name_keys(graph: nx.MultiDiGraph) -> dict[str, tuple[str, ...]]:
             for n, d in nodes.items() if d.get("label") in _ENTITY_LABEL_SET}
 
 
+def graph_text_index(graph: nx.MultiDiGraph) -> TextIndex:
+    """The text index ``derive_graph`` left with the graph, or one computed from its papers' titles and
+    abstracts (a graph read from an older store, or fetched from Neo4j without embeddings)."""
+    text = graph.graph.get("text_index")
+    if isinstance(text, TextIndex):
+        return text
+    from kg.graph import build_text_index
+    from kg.readers import PaperRecord
+
+    nodes = graph._node
+    ids = sorted(n for n, d in nodes.items() if d.get("label") == "Paper")
+    return build_text_index((p, PaperRecord(id=p, title=None if nodes[p].get("title_generated")
+                                            else nodes[p].get("title"), abstract=nodes[p].get("abstract") or "")
+                             ) for p in ids)
+
+
+SHARED_SHOWN = 5  # shared entities a related paper lists as its reasons
+_VERB = {"PROPOSES": ("proposes", "propose"), "USES": ("uses", "use"), "EVALUATES_ON": ("evaluates on", "evaluate on"),
+         "ADDRESSES": ("addresses", "address"), "MENTIONS": ("mentions", "mention")}
+
+
+def shared_reason(this: str, other: str, name: str) -> str:
+    """Why a shared entity relates two papers, in words: "both evaluate on GSM8K", "this paper proposes X; the
+    other uses it"."""
+    if this == other:
+        return f"both {_VERB[this][1]} {name}"
+    return f"this paper {_VERB[this][0]} {name}; the other {_VERB[other][0]} it"
+
+
+def why_related(reasons: Sequence[SharedEntity], text_similarity: float) -> str:
+    """The reasons of a related paper in one line, the text similarity last."""
+    parts = [r.reason for r in reasons[:3]]
+    parts.append(f"abstracts {_closeness(text_similarity)} (text similarity {text_similarity:.2f})")
+    return "; ".join(parts)
+
+
+def _closeness(sim: float) -> str:
+    return "very similar" if sim >= 0.5 else "similar" if sim >= 0.3 else "somewhat similar"
+
+
 def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
     """Each paper's entities (the targets of its paper-to-entity edges): the related-papers index's input."""
     return {p: [v for _, v, t in graph.out_edges(p, data="type") if t in PAPER_EDGE_TYPES]
@@ -61,19 +103,20 @@ def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
 
 
 def ranked_hits(entity_hits: list[SearchHit], found: list[tuple[str, float]], linked: set[str],
-                nodes: Mapping[str, Mapping[str, Any]], limit: int) -> list[SearchHit]:
+                nodes: Mapping[str, Mapping[str, Any]], limit: int, query: str = "") -> list[SearchHit]:
     """Entity hits and full-text paper hits in one list, best first (ties: entities first, then by id).
 
-    A paper scores its BM25 scaled so the best is 0.9, plus 0.3 when it has a paper edge to the entity the
-    query names (``linked``): at most 1.2, below an exact entity match (1.5). Only the hits that make the cut
-    are built: a search fetches ``PAPER_RERANK`` papers past the limit, and most are dropped here."""
+    A paper scores its fused BM25 and embedding rank (``kg.semantic``) scaled so the best is 0.9, plus 0.3 when
+    it has a paper edge to the entity the query names (``linked``): at most 1.2, below an exact entity match
+    (1.5). Only the hits that make the cut are built: a search fetches ``PAPER_RERANK`` papers past the limit,
+    and most are dropped here; each paper hit quotes the sentence of its abstract closest to ``query``."""
     best = found[0][1] if found else 1.0
     ranked = [(-h.score, "entity", h.id, h) for h in entity_hits]
     ranked += [(-round(0.9 * s / best + (0.3 if pid in linked else 0.0), 6), "paper", pid, None) for pid, s in found]
     ranked.sort(key=lambda r: r[:3])
     return [hit if hit is not None else
             SearchHit(kind="paper", id=pid, name=nodes[pid]["title"], type="paper", score=-neg,
-                      matched=nodes[pid]["title"])
+                      matched=nodes[pid]["title"], sentence=best_sentence(query, nodes[pid].get("abstract") or ""))
             for neg, _, pid, hit in ranked[:limit]]
 
 
@@ -88,6 +131,8 @@ class NxReads(ExploreReads, Store):
         self._alias: dict[str, str] | None = None
         self._keys: dict[str, tuple[str, ...]] | None = None
         self._related: RelatedIndex | None = None
+        self._text: TextIndex | None = None
+        self._similarity: PaperSimilarity | None = None
         self._by_label: dict[str, list[str]] | None = None
         self._ranks: dict[str, list[str]] | None = None
         self._search: tuple[list[str], NameIndex] | None = None
@@ -134,6 +179,7 @@ class NxReads(ExploreReads, Store):
 
         warm(self.graph)  # Cypher's arrays and common property columns
         self._related_index()
+        self._paper_similarity()
         self._alias_index()
         self._search_indexes()
         self._fulltext()
@@ -170,6 +216,19 @@ class NxReads(ExploreReads, Store):
         if self._related is None:
             self._related = RelatedIndex(paper_entity_map(self.graph))
         return self._related
+
+    def _text_index(self) -> TextIndex:
+        if self._text is None:
+            self._text = self._load_text_index()
+        return self._text
+
+    def _load_text_index(self) -> TextIndex:
+        return graph_text_index(self.graph)
+
+    def _paper_similarity(self) -> PaperSimilarity:
+        if self._similarity is None:
+            self._similarity = PaperSimilarity(self._related_index(), self._text_index())
+        return self._similarity
 
     # -- conversions ---------------------------------------------------------------------------------
     def _node(self, node_id: str, label: str | set[str], what: str) -> dict[str, Any]:
@@ -322,8 +381,23 @@ class NxReads(ExploreReads, Store):
 
     def related_papers(self, paper_id: str, k: int = 10) -> list[RelatedPaper]:
         self._node(paper_id, "Paper", "paper")
-        return [RelatedPaper(paper=self._paper_summary(q), score=score, shared=[self._entity_ref(e) for e in shared])
-                for q, score, shared in self._related_index().related(paper_id, k)]
+        sim = self._paper_similarity()
+        out = []
+        for q, score, dense, lexical, shared in sim.related(paper_id, k):
+            reasons = [self._shared_entity(paper_id, q, e) for e in sim.specific(shared)[:SHARED_SHOWN]]
+            out.append(RelatedPaper(paper=self._paper_summary(q), score=score, text_similarity=dense,
+                                    word_similarity=lexical, shared=[r.entity for r in reasons], reasons=reasons,
+                                    why=why_related(reasons, dense)))
+        return out
+
+    def _paper_edge(self, paper_id: str, entity_id: str) -> str:
+        edges = self.graph.succ[paper_id].get(entity_id, {})
+        return next((d["type"] for d in edges.values() if d["type"] in PAPER_EDGE_TYPES), "MENTIONS")
+
+    def _shared_entity(self, p: str, q: str, e: str) -> SharedEntity:
+        ref = self._entity_ref(e)
+        a, b = self._paper_edge(p, e), self._paper_edge(q, e)
+        return SharedEntity(entity=ref, this=a, other=b, reason=shared_reason(a, b, ref.name))
 
     def related_entities(self, entity_id: str, k: int = 10) -> list[RelatedEntity]:
         self._node(entity_id, _ENTITY_LABEL_SET, "entity")
@@ -359,12 +433,13 @@ class NxReads(ExploreReads, Store):
         if not qk:
             return []
         hits = self._entity_hits(qk, limit)
-        _, found = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        _, bm25 = self._fulltext().search(q, limit=limit + PAPER_RERANK)
+        found = fuse(bm25, dense_matches(self._text_index(), q))[: limit + PAPER_RERANK]
         named = self._alias_index().get(qk)
         # From the paper-entity incidence, not the papers' edges: decoding 70 papers' edges cost more than all
         # the rest of a search.
         linked = self._related_index().papers_with(named, [p for p, _ in found]) if named is not None else set()
-        return ranked_hits(hits, found, linked, self.graph._node, limit)
+        return ranked_hits(hits, found, linked, self.graph._node, limit, q)
 
     def _entity_hits(self, qk: str, limit: int) -> list[SearchHit]:
         """The ``limit`` entities whose names best match the canonical query ``qk``."""

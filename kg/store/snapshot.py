@@ -37,7 +37,7 @@ from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS
 from kg.errors import StoreError
 from kg.lru import LRUCache
-from kg.related import RelatedIndex
+from kg.related import RelatedIndex, TextIndex
 from kg.store import snapcodec
 from kg.store.snapcodec import MAGIC, READABLE, VERSION, identity
 from kg.store.snapshot_write import write_snapshot
@@ -157,6 +157,34 @@ class Snapshot:
         indptr = np.frombuffer(self.section("related_indptr"), dtype=np.int64)
         indices = np.frombuffer(self.section("related_indices"), dtype=np.int32)
         return RelatedIndex.from_csr(papers, entities, indptr, indices)
+
+    def text_index(self) -> TextIndex | None:
+        """The papers' embeddings and TF-IDF rows, read in place; None for a snapshot written before kg kept
+        them (they are computed from the abstracts then)."""
+        meta = self.header.get("text")
+        if not meta:
+            return None
+        from scipy import sparse
+
+        sec = self.header["sections"]
+
+        def arr(name: str, dtype: Any) -> np.ndarray:
+            start, length = sec[name]
+            return np.frombuffer(self._mm, dtype=dtype, count=length // np.dtype(dtype).itemsize, offset=start)
+
+        self._verify(["text_papers", "text_dense", "text_lex_indptr", "text_lex_indices", "text_lex_data"])
+        try:
+            papers = marshal.loads(self.unpacked("text_papers"))
+            dense = arr("text_dense", np.float16).reshape(meta["papers"], meta["dims"]).astype(np.float32)
+        except (EOFError, ValueError, TypeError, KeyError, zlib.error):
+            raise StoreError(f"{self.path}: damaged snapshot (text index); rebuild the store") from None
+        try:
+            values = arr("text_lex_data", np.float16).astype(np.float32)  # the weights were float16 values already
+            lexical = sparse.csr_matrix((values, arr("text_lex_indices", np.int32), arr("text_lex_indptr", np.int64)),
+                                        shape=(meta["papers"], meta["terms"]))
+            return TextIndex(papers, dense, lexical, embedder=meta["embedder"])
+        except (ValueError, IndexError, TypeError):
+            raise StoreError(f"{self.path}: damaged snapshot (text index); rebuild the store") from None
 
 
 class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):

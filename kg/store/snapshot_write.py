@@ -13,7 +13,7 @@ import numpy as np
 
 from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS, topology_arrays
-from kg.related import RelatedIndex
+from kg.related import RelatedIndex, TextIndex
 from kg.store import snapcodec
 from kg.store.snapcodec import MAGIC, MARSHAL_VERSION, NODE_CHUNK, VERSION, identity
 
@@ -43,7 +43,7 @@ def _sample_dict(adj: Mapping[Any, Any], ids: list[Any], sentence_id: dict[str, 
 
 
 def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex, name_keys: Mapping[str, tuple[str, ...]],
-                   papers: Mapping[str, str], fh: BinaryIO) -> dict[str, Any]:
+                   papers: Mapping[str, str], fh: BinaryIO, *, text: TextIndex | None = None) -> dict[str, Any]:
     """Write ``g`` (with its ``papers``, id -> input hash) as a snapshot to ``fh`` (see the module docstring);
     returns its identity (``Snapshot.identity``)."""
     pos = 0
@@ -124,12 +124,21 @@ def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex, name_keys: Mapping
     section("related", snapcodec.pack(marshal.dumps((related.papers, related.entities), MARSHAL_VERSION)))
     section("related_indptr", np.ascontiguousarray(related.indptr, dtype=np.int64).tobytes())
     section("related_indices", np.ascontiguousarray(related.indices, dtype=np.int32).tobytes())
+    text_meta = None
+    if text is not None:  # the papers' embeddings (float16) and TF-IDF rows, in sorted paper order
+        text_meta = {"embedder": text.embedder, "dims": int(text.dense.shape[1]), "papers": len(text.papers),
+                     "terms": int(text.lexical.shape[1])}
+        section("text_papers", snapcodec.pack(marshal.dumps(text.papers, MARSHAL_VERSION)))
+        section("text_dense", np.ascontiguousarray(text.dense, dtype=np.float16).tobytes())
+        section("text_lex_indptr", np.ascontiguousarray(text.lexical.indptr, dtype=np.int64).tobytes())
+        section("text_lex_indices", np.ascontiguousarray(text.lexical.indices, dtype=np.int32).tobytes())
+        section("text_lex_data", np.ascontiguousarray(text.lexical.data, dtype=np.float16).tobytes())  # exact
     section("name_keys", snapcodec.pack(marshal.dumps(dict(name_keys), MARSHAL_VERSION)))
     topo = topology_arrays(g, ids, sort=True)  # in the order FrozenGraph iterates: sorted nodes, neighbours, keys
     for name, dtype in TOPOLOGY_ARRAYS.items():
         section(f"topo_{name}", np.ascontiguousarray(topo[name], dtype=dtype).tobytes())
     header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "papers": len(papers),
-                            "key_scheme": KEY_SCHEME,
+                            "key_scheme": KEY_SCHEME, "text": text_meta,
                             "edge_type_codes": topo["types"],
                             "sections": sections, "checksums": checksums, "nodes": len(ids),
                             "edges": g.number_of_edges(), "edge_types": edge_types,

@@ -123,15 +123,21 @@ def test_paper_ids_with_colon_and_slash(client: TestClient, pid: str) -> None:
 def test_related_papers_ordered_and_explained(client: TestClient, store: Store) -> None:
     for p in client.get("/papers", params={"limit": 200}).json()["items"]:
         related = client.get(f"/papers/{p['id']}/related", params={"k": 10}).json()
-        assert len(related) <= 10
+        assert 0 < len(related) <= 10  # every paper of a corpus with other papers gets some
         scores = [r["score"] for r in related]
         assert scores == sorted(scores, reverse=True)
-        mine = {pe.entity.id for items in store.get_paper(p["id"]).entities.values() for pe in items}
+        mine = {pe.entity.id: pe.edge for items in store.get_paper(p["id"]).entities.values() for pe in items}
         for r in related:
-            assert r["paper"]["id"] != p["id"] and r["score"] > 0
-            assert r["shared"], f"{p['id']} -> {r['paper']['id']} names no shared entity"
-            theirs = {pe.entity.id for items in store.get_paper(r["paper"]["id"]).entities.values() for pe in items}
-            assert {e["id"] for e in r["shared"]} <= mine & theirs
+            assert r["paper"]["id"] != p["id"]
+            theirs = {pe.entity.id: pe.edge for items in store.get_paper(r["paper"]["id"]).entities.values()
+                      for pe in items}
+            assert [e["id"] for e in r["shared"]] == [x["entity"]["id"] for x in r["reasons"]]
+            for x in r["reasons"]:  # each reason names what each paper does with the shared entity
+                e = x["entity"]["id"]
+                assert (x["this"], x["other"]) == (mine[e], theirs[e])
+                assert x["entity"]["name"] in x["reason"] and x["reason"] in r["why"] or r["reasons"].index(x) >= 3
+            assert f"text similarity {r['text_similarity']:.2f}" in r["why"]
+            assert -1.0 <= r["text_similarity"] <= 1.0 and 0.0 <= r["word_similarity"] <= 1.0
         assert client.get(f"/papers/{p['id']}/related", params={"k": 10}).json() == related  # deterministic
     assert len(client.get(f"/papers/{p['id']}/related", params={"k": 1}).json()) <= 1
 

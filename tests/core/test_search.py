@@ -5,15 +5,19 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 import tantivy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.canon import canonical_key
+from kg.embed import default_embedder, paper_text
 from kg.graph import LABEL_TYPES
 from kg.models import SearchHit
 from kg.search import JoinedText, NameIndex, lcs_length
+from kg.semantic import DENSE_DEPTH, DENSE_FLOOR, best_sentence
+from kg.store.nxreads import PAPER_RERANK
 
 _ANALYSER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
              .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
@@ -55,12 +59,26 @@ def scan(store, q: str, limit: int = 20) -> list[SearchHit]:
             matching.add(pid)
     total, found = store._fulltext().search(q, limit=100_000)
     assert {p for p, _ in found} == matching and total == len(matching), q
-    best = found[0][1] if found else 1.0
-    for pid, bm25 in found:
+    # ... fused by reciprocal rank with the papers nearest the query by embedding (every paper embedded afresh
+    # here, not read from the store), the fused list cut at limit + PAPER_RERANK before the entity bonus.
+    papers = sorted(store.by_label("Paper"))
+    emb = default_embedder().embed([paper_text(None if g.nodes[p].get("title_generated") else g.nodes[p]["title"],
+                                               g.nodes[p]["abstract"]) for p in papers]).astype(np.float16)
+    sims = emb.astype(np.float32) @ default_embedder().embed([q])[0]
+    near = sorted(((p, float(s)) for p, s in zip(papers, sims.tolist(), strict=True) if s >= DENSE_FLOOR),
+                  key=lambda x: (-x[1], x[0]))[:DENSE_DEPTH]
+    rrf: dict[str, float] = {}
+    for ranking in (found[: limit + PAPER_RERANK], near):
+        for r, (pid, _) in enumerate(ranking):
+            rrf[pid] = rrf.get(pid, 0.0) + 1 / (60 + r + 1)
+    top = max(rrf.values(), default=1.0)
+    fused = sorted(((p, round(v / top, 6)) for p, v in rrf.items()), key=lambda x: (-x[1], x[0]))
+    for pid, fscore in fused[: limit + PAPER_RERANK]:
         d = g.nodes[pid]
         has_entity = alias_hit is not None and g.has_edge(pid, alias_hit)
-        score = round(0.9 * bm25 / best + (0.3 if has_entity else 0.0), 6)
-        hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=score, matched=d["title"]))
+        score = round(0.9 * fscore + (0.3 if has_entity else 0.0), 6)
+        hits.append(SearchHit(kind="paper", id=pid, name=d["title"], type="paper", score=score, matched=d["title"],
+                              sentence=best_sentence(q, d["abstract"])))
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
     return hits[:limit]
 

@@ -165,3 +165,34 @@ def test_markup_in_the_corpus_stays_text(page: Any, evil_url: str, evil_store: E
         assert page.eval("document.querySelectorAll('img').length") == 0
         assert page.eval("document.scripts.length") == 3  # the data block, the charts, the page
         assert page.errors() == []
+
+
+def test_paper_view_lists_related_papers_with_why(page: Any, api_url: str, seeds_store: EmbeddedStore) -> None:
+    pid = sorted(seeds_store.by_label("Paper"))[0]
+    page.goto(f"{api_url}/view/paper/{pid}")
+    page.wait_for("window.kgView !== undefined && window.kgView.ready === true", timeout=60)
+    want = seeds_store.related_papers(pid, 5)
+    assert texts_of(page, ".kg-related-why") == [r.why for r in want]
+    assert texts_of(page, ".kg-related-title") == [r.paper.title for r in want]
+    page.eval("document.querySelector('.kg-related-title').click()")
+    page.wait_for(f"location.pathname === '/view/paper/{want[0].paper.id}' && window.kgView && kgView.ready",
+                  timeout=30)
+    assert page.errors() == []
+
+
+def test_search_page_and_the_views_search_box(page: Any, api_url: str, seeds_store: EmbeddedStore) -> None:
+    q = "how much a network memorises of its training data"
+    page.goto(f"{api_url}/view")
+    page.wait_for("window.kgView !== undefined && window.kgView.ready === true", timeout=60)
+    # No node of the overview is named so: the box offers the search page, which ranks papers by meaning.
+    page.eval(f"document.getElementById('kg-search').value = {q!r}; "
+              "document.querySelector('#kg-search-form button').click()")
+    page.eval("document.querySelector('.kg-search-all').click()")
+    page.wait_for("location.pathname === '/view/search' && window.kgExplore && kgExplore.ready", timeout=60)
+    hits = seeds_store.search(q, limit=20)
+    assert page.eval("kgExplore.hits()") == len(hits) > 0
+    assert texts_of(page, ".kg-hit-quote") == [h.sentence for h in hits if h.sentence]
+    assert page.eval("document.querySelector('#kg-form input[name=q]').value") == q
+    page.eval("document.querySelector('.kg-hit a').click()")
+    page.wait_for(f"location.pathname === '/view/paper/{hits[0].id}'", timeout=30)
+    assert page.errors() == []
