@@ -6,7 +6,7 @@ STORE  ?= kg-store
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve build test bench lint browser clean docs
+.PHONY: serve build test bench bench-related lint browser clean docs
 
 # One command: install, build the graph from seeds/, serve the API and views.
 serve: build
@@ -22,6 +22,11 @@ test: $(VENV)/.installed-test browser
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
+
+# Related-paper quality beside TF-IDF and MiniLM (bench/related.py; the extras bring scikit-learn, torch and MiniLM).
+bench-related: $(VENV)/.installed-test
+	$(BIN)/python -m pip install -q -e '.[bench,teacher]'
+	$(BIN)/python bench/related.py
 
 # The README's example outputs (build, stats, API calls, the five queries) from a fresh build of seeds/, the
 # recorded quality and scale tables (docs/results/), and docs/overview.png; tests/core/test_readme.py checks them.

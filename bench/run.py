@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "arxiv-csai-2024-2026.jsonl.gz"
@@ -98,6 +99,9 @@ def api_latency(store: Path, samples: int) -> tuple[dict[str, tuple[float, float
         "related papers": [f"/papers/{p}/related?k=10" for p in papers],
         "entity lookup": [f"/entities/{e}" for e in ents],
         "search": [f"/search?q={n}" for n in names[: max(10, samples // 4)]],
+        # phrases, as a reader describes a topic: the first six words of other papers' titles
+        "search (phrases)": [f"/search?q={quote(' '.join(s.graph.nodes[p]['title'].split()[:6]))}"
+                             for p in papers[-max(10, samples // 4):]],
     }
     out = {}
     for name, urls in calls.items():
