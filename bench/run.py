@@ -134,7 +134,8 @@ def main() -> None:
                     help="measure store size, load time and API latency on this already-built store instead")
     ap.add_argument("--keep", type=Path, default=None,
                     help="build the store in this (new) directory and keep it, for later benchmarks")
-    ap.add_argument("--latency-only", type=Path, default=None, help=argparse.SUPPRESS)  # the child process
+    ap.add_argument("--latency-only", type=Path, default=None, metavar="STORE",
+                    help="only the API latencies of this store, as JSON (what --serve-store runs in a child process)")
     args = ap.parse_args()
     if args.latency_only:
         sys.path.insert(0, str(ROOT))

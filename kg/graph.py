@@ -15,7 +15,7 @@ from kg.extract import lexicon as lx
 from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
-from kg.related import PaperSimilarity, RelatedIndex, TextIndex, tfidf_rows
+from kg.related import PaperSimilarity, RelatedIndex, TextIndex, TfidfBuilder
 from kg.titles import TitleBook
 
 ENTITY_LABELS = {"method": "Method", "model": "Model", "dataset": "Dataset", "task": "Task", "metric": "Metric",
@@ -123,8 +123,9 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     """Build the whole graph from ``papers`` (by id). Deterministic: the same papers give the same graph.
 
     Each paper's embedding comes from ``embeddings`` (by input hash: what an earlier build computed for the same
-    record) or is computed; the text index (embeddings and TF-IDF rows) is left in ``g.graph["text_index"]``
-    for the store to keep, and with the entities it ranks the papers' ``RELATED_TO`` edges.
+    record) or is computed as the papers stream by in pass 2; the text index (embeddings and TF-IDF rows) is
+    left in ``g.graph["text_index"]`` for the store to keep, and with the entities it ranks the papers'
+    ``RELATED_TO`` edges.
 
     The papers are read three times, in id order, and never all kept: a mapping that reads them from disk
     on access (kg.cache.CachedInputs) keeps a large corpus out of memory while its graph is built.
@@ -186,8 +187,10 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     # Pass 2: papers, authors, venues and evidence-carrying edges.
     paper_entities: dict[str, set[str]] = {}
     titles = TitleBook()  # ids in order, so the same papers get the same labels
+    texts = TextIndexBuilder(len(ids), embeddings)
     for p, keys in zip(plist(), resolved, strict=True):
         r, ext = p.record, p.extraction
+        texts.add(r.id, r)
         title = titles.take(r.title) if r.title else titles.label(r.id, r.abstract, ext)
         g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,
                    venue=r.venue, authors=list(r.authors), entity_count=0)
@@ -235,34 +238,64 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
             g.nodes[vid]["paper_count"] += 1
             g.add_edge(r.id, vid, key="PUBLISHED_IN", type="PUBLISHED_IN", year=r.year)
 
-    text = build_text_index(((pid, papers[pid].record) for pid in ids), embeddings)
+    text = texts.finish()
     g.graph["text_index"] = text
     sim = PaperSimilarity(RelatedIndex(paper_entities), text)
     for pid, top in sim.all_related(related_k):
         for q, score, dense, lexical, shared in top:
             g.add_edge(pid, q, key="RELATED_TO", type="RELATED_TO", score=score, text_similarity=dense,
                        word_similarity=lexical, shared=sim.specific(shared)[:5])
+    text.release()
     return g
+
+
+class TextIndexBuilder:
+    """The text index of papers added in id order, built as they stream by: embeddings re-used by input hash
+    where ``embeddings`` has them (a rebuild embeds only new or changed records) or computed a batch at a
+    time, rounded to float16 as every store keeps them, and each paper's TF-IDF terms."""
+
+    def __init__(self, n: int, embeddings: Mapping[str, np.ndarray] | None = None) -> None:
+        from kg.embed import default_embedder
+
+        self.embedder = default_embedder()
+        self.embeddings = embeddings or {}
+        self.ids: list[str] = []
+        self.dense = np.zeros((n, self.embedder.dims), dtype=np.float16)
+        self.todo: list[tuple[int, str]] = []
+        self.tfidf = TfidfBuilder()
+
+    def add(self, pid: str, record: PaperRecord) -> None:
+        from kg.cache import record_hash
+        from kg.embed import paper_text
+
+        i = len(self.ids)
+        self.ids.append(pid)
+        text = paper_text(record.title, record.abstract)
+        v = self.embeddings.get(record_hash(record)) if self.embeddings else None
+        if v is not None and len(v) == self.embedder.dims:
+            self.dense[i] = v
+        else:
+            self.todo.append((i, text))
+            if len(self.todo) >= 256:
+                self._embed()
+        self.tfidf.add(text)
+
+    def _embed(self) -> None:
+        if self.todo:
+            self.dense[[i for i, _ in self.todo]] = self.embedder.embed([t for _, t in self.todo])
+            self.todo = []
+
+    def finish(self) -> TextIndex:
+        self._embed()
+        return TextIndex(self.ids, self.dense[: len(self.ids)].astype(np.float32), self.tfidf.finish(),
+                         embedder=self.embedder.name)
 
 
 def build_text_index(records: Iterable[tuple[str, PaperRecord]],
                      embeddings: Mapping[str, np.ndarray] | None = None) -> TextIndex:
-    """The text index of papers given in id order: embeddings re-used by input hash where ``embeddings`` has
-    them (a rebuild embeds only new or changed records), rounded to float16 as every store keeps them."""
-    from kg.cache import record_hash
-    from kg.embed import default_embedder, paper_text
-
+    """The text index of papers given in id order (``TextIndexBuilder``)."""
     recs = list(records)
-    embedder = default_embedder()
-    dense = np.zeros((len(recs), embedder.dims), dtype=np.float16)
-    todo = []
-    for i, (_, r) in enumerate(recs):
-        v = embeddings.get(record_hash(r)) if embeddings else None
-        if v is not None and len(v) == embedder.dims:
-            dense[i] = v
-        else:
-            todo.append(i)
-    if todo:
-        dense[todo] = embedder.embed([paper_text(recs[i][1].title, recs[i][1].abstract) for i in todo])
-    texts = [paper_text(r.title, r.abstract) for _, r in recs]
-    return TextIndex([pid for pid, _ in recs], dense.astype(np.float32), tfidf_rows(texts), embedder=embedder.name)
+    b = TextIndexBuilder(len(recs), embeddings)
+    for pid, r in recs:
+        b.add(pid, r)
+    return b.finish()

@@ -68,7 +68,7 @@ class RelatedPaper(_Model):
     paper: PaperSummary
     score: float  # the combined score the list is ranked by
     text_similarity: float  # cosine of the two papers' embeddings (title + abstract)
-    word_similarity: float  # cosine of their TF-IDF vectors
+    word_similarity: float  # cosine of their TF-IDF rows (words, word pairs; those in over 5 % of papers left out)
     shared: list[EntityRef]  # the specific entities both papers have, rarest first
     reasons: list[SharedEntity]  # the same, each with both papers' roles
     why: str  # one line: the reasons, then the text similarity

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,7 +29,7 @@ def dense_matches(text: TextIndex, query: str, depth: int = DENSE_DEPTH) -> list
     """Papers by the cosine of their embedding with the query's, best first, down to ``DENSE_FLOOR``."""
     if not text.papers:
         return []
-    qv = default_embedder().embed([query])[0]
+    qv = query_vector(query)
     if not qv.any():
         return []
     sims = text.dense @ qv
@@ -54,14 +55,33 @@ def sentences(abstract: str) -> list[str]:
     return [s for s in _SENTENCE.split(abstract.strip()) if s]
 
 
+@lru_cache(maxsize=256)
+def query_vector(query: str) -> np.ndarray:
+    """The query's embedding (cached: a search embeds its query once, whatever it then compares it with)."""
+    v = default_embedder().embed([query])[0]
+    v.setflags(write=False)
+    return v
+
+
 def best_sentence(query: str, abstract: str) -> str:
     """The sentence of ``abstract`` closest to ``query``: embedding cosine, plus the share of the query's words
     it holds (so an exact phrase wins among sentences alike in meaning)."""
-    sents = sentences(abstract)
-    if len(sents) <= 1:
-        return sents[0] if sents else ""
-    qv = default_embedder().embed([query])[0]
-    sv = default_embedder().embed(sents)
+    return best_sentences(query, [abstract])[0]
+
+
+def best_sentences(query: str, abstracts: Sequence[str]) -> list[str]:
+    """``best_sentence`` of each abstract, every sentence embedded in one call."""
+    split = [sentences(a) for a in abstracts]
+    flat = [s for ss in split if len(ss) > 1 for s in ss]
+    sv = default_embedder().embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
+    qv = query_vector(query) if flat else None
     qw = set(words(query))
-    overlap = np.array([len(qw & set(words(s))) / len(qw) if qw else 0.0 for s in sents])
-    return sents[int(np.argmax(sv @ qv + 0.5 * overlap))]
+    out, at = [], 0
+    for ss in split:
+        if len(ss) <= 1:
+            out.append(ss[0] if ss else "")
+            continue
+        overlap = np.array([len(qw & set(words(s))) / len(qw) if qw else 0.0 for s in ss])
+        out.append(ss[int(np.argmax(sv[at : at + len(ss)] @ qv + 0.5 * overlap))])
+        at += len(ss)
+    return out

@@ -22,4 +22,4 @@ async def search(
     """Entities by name or alias (exact > prefix > word > fuzzy) and papers by meaning and words (BM25 over title
     and abstract fused with embedding similarity, so other words than the abstract's still find it), best first;
     each paper hit quotes the sentence of its abstract closest to the query."""
-    return await read(store, store.search, q, limit)
+    return await read(store, store.search, q, limit, light=False)  # embeds the query: not on the event loop

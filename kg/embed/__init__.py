@@ -40,7 +40,7 @@ class StaticEmbedder:
         self._tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.enable_truncation(MAX_TOKENS)
-        self._lock = threading.Lock()  # a Tokenizer is not safe to reconfigure across threads
+        self._lock = threading.Lock()  # one tokenizer call at a time: server threads share this embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One L2-normalised row per text (a zero row for a text without tokens)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import shutil
 import sys
@@ -25,6 +26,7 @@ from kg.store import filelock
 from kg.store.nxreads import NxReads, entity_name_keys, graph_text_index, paper_entity_map
 from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
 
+log = logging.getLogger(__name__)
 FORMAT = "kg-graph"
 FORMAT_VERSION = 3
 GRAPH_FILE = "graph.jsonl"
@@ -298,7 +300,13 @@ class EmbeddedStore(NxReads):
 
     def _load_text_index(self) -> TextIndex:
         text = self._snapshot.text_index() if self._snapshot is not None else None
-        return text if text is not None else super()._load_text_index()
+        if text is not None and text.embedder == default_embedder().name:
+            return text
+        # A store built before kg kept embeddings, or by another embedder: computed from the abstracts now (a
+        # minute at 83k papers), until `kg build` or `kg upgrade` saves them.
+        log.warning("%s: no embeddings of this kg's embedder stored; computing them (`kg upgrade --store-dir %s` "
+                    "stores them)", self.path, self.path)
+        return super()._load_text_index()
 
     def embeddings(self) -> dict[str, np.ndarray]:
         """The stored papers' embeddings by input hash: what a rebuild re-uses for unchanged records."""
@@ -355,7 +363,9 @@ class EmbeddedStore(NxReads):
             raise StoreError(f"{self.path}: store opened read-only")
         if self.legacy is None:
             compacted = self.cache.compact()
-            if self._record is None or self._record.keys_current:
+            text = self._record.header.get("text") if self._record is not None else None
+            current_text = bool(text) and text.get("embedder") == default_embedder().name
+            if self._record is None or (self._record.keys_current and current_text):
                 return compacted
             self._save(self.graph, dict(self._papers))
             return True

@@ -408,6 +408,7 @@ def _rows(graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput], stored: Mapp
             version = old.version if old is not None and old.input is p else EXTRACTOR_VERSION
             raw = props[Q.INPUT_PROP] = input_json(p, version)
             props[Q.EMBEDDING_PROP] = text.dense[text.row[nid]].tolist()
+            props[Q.EMBEDDER_PROP] = text.embedder
             written[nid] = _Stored(p, _digest(raw), version)
         nodes[label].append({"id": nid, "props": props})
     rels: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)

@@ -14,13 +14,15 @@ ENTITY_LABEL_NAMES = tuple(ENTITY_LABELS.values())
 LABELS = ("Paper", *ENTITY_LABEL_NAMES, "Author", "Venue")
 INPUT_PROP = "_input"  # a Paper's record and extraction (JSON), kept so later builds can re-derive
 EMBEDDING_PROP = "_embedding"  # a Paper's embedding (kg.embed), for related papers and search by meaning
+EMBEDDER_PROP = "_embedder"  # the embedder that made it: another one's vectors are never compared with this one's
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PAPER_EDGES = "|".join(PAPER_EDGE_TYPES)
 _ENTITIES = "|".join(ENTITY_LABEL_NAMES)
 # Map projections that leave out what a read does not need: kg's private input blob and, for nodes
 # seen only as neighbours, the abstract. Null-valued keys are dropped on arrival (Neo4j stores no nulls).
-NODE = f"n {{.*, {INPUT_PROP}: null, {EMBEDDING_PROP}: null}}"
-BRIEF = f"m {{.*, abstract: null, {INPUT_PROP}: null, {EMBEDDING_PROP}: null}}"
+_HIDDEN = f"{INPUT_PROP}: null, {EMBEDDING_PROP}: null, {EMBEDDER_PROP}: null"
+NODE = f"n {{.*, {_HIDDEN}}}"
+BRIEF = f"m {{.*, abstract: null, {_HIDDEN}}}"
 
 
 def ident(name: str) -> str:
@@ -117,7 +119,7 @@ def co_papers(label: str) -> str:
     """The papers of entity ``$id`` and every paper edge out of them (two MATCHes: the edge to ``$id`` too)."""
     return (f"MATCH (x:{ident(label)} {{id: $id}})<-[:{_PAPER_EDGES}]-(p:Paper) MATCH (p)-[r:{_PAPER_EDGES}]->(m) "
             f"RETURN p.id AS s, type(r) AS type, properties(r) AS props, m.id AS e, labels(m)[0] AS label, "
-            f"{BRIEF} AS node, p {{.*, abstract: null, {INPUT_PROP}: null, {EMBEDDING_PROP}: null}} AS paper")
+            f"{BRIEF} AS node, p {{.*, abstract: null, {_HIDDEN}}} AS paper")
 
 
 _PAPER_FILTER = ("($year IS NULL OR n.year = $year) "
@@ -147,7 +149,7 @@ SEARCH_PAPER_EDGES = ("UNWIND $papers AS pid MATCH (p:Paper {id: pid})-[r]->(x) 
 PAPER_DATES = "MATCH (p:Paper) RETURN p.id AS id, p.year AS year, p.published AS published"
 # Every paper's text and embedding: the text index of related papers and search by meaning.
 PAPER_EMBEDDINGS = ("MATCH (p:Paper) RETURN p.id AS id, p.title AS title, p.title_generated AS title_generated, "
-                    f"p.abstract AS abstract, p.{EMBEDDING_PROP} AS embedding")
+                    f"p.abstract AS abstract, p.{EMBEDDING_PROP} AS embedding, p.{EMBEDDER_PROP} AS embedder")
 
 
 def vector_index(dims: int) -> str:

@@ -14,6 +14,7 @@ with one of those may match on the embedded store and not here.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -54,6 +55,7 @@ from kg.store.nxreads import NxReads, ranked_hits
 from kg.trends import TrendIndex
 
 RECHECK_S = 2.0
+_SIMILARITY_LOCK = threading.Lock()  # one build of the related-papers scorer at a time
 PAPER_RERANK = 50  # as NxReads.search: papers fetched past the limit for the entity bonus
 
 
@@ -165,7 +167,11 @@ class BoltReads(Store):
         before them is embedded here) and TF-IDF rows computed from the abstracts, as the embedded store keeps
         them, so both stores rank alike."""
         related = self._related_index()
-        if self._similarity is None:
+        with _SIMILARITY_LOCK:
+            return self._build_similarity(related)
+
+    def _build_similarity(self, related: RelatedIndex) -> PaperSimilarity:
+        if self._similarity is None or self._similarity.entities is not related:  # the graph changed meanwhile
             rows = sorted(self._read(Q.PAPER_EMBEDDINGS), key=lambda r: r["id"])
             texts = [paper_text(None if r.get("title_generated") else r.get("title"), r.get("abstract") or "")
                      for r in rows]
@@ -173,7 +179,7 @@ class BoltReads(Store):
             dense = np.zeros((len(rows), embedder.dims), dtype=np.float32)
             todo = []
             for i, r in enumerate(rows):
-                if r.get("embedding") is not None and len(r["embedding"]) == embedder.dims:
+                if r.get("embedder") == embedder.name and r.get("embedding") is not None:
                     dense[i] = np.asarray(r["embedding"], dtype=np.float32)
                 else:
                     todo.append(i)

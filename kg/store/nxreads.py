@@ -37,7 +37,7 @@ from kg.models import (
 )
 from kg.related import PaperSimilarity, RelatedIndex, TextIndex
 from kg.search import NameIndex, lcs_length
-from kg.semantic import best_sentence, dense_matches, fuse
+from kg.semantic import best_sentences, dense_matches, fuse
 from kg.store.base import Store
 from kg.store.explore_reads import ExploreReads
 
@@ -93,7 +93,9 @@ def why_related(reasons: Sequence[SharedEntity], text_similarity: float) -> str:
 
 
 def _closeness(sim: float) -> str:
-    return "very similar" if sim >= 0.5 else "similar" if sim >= 0.3 else "somewhat similar"
+    # Centred embeddings: unrelated abstracts sit about 0, the 99.9th percentile of random pairs at about 0.5.
+    return ("very similar" if sim >= 0.5 else "similar" if sim >= 0.3 else "somewhat similar" if sim >= 0.15
+            else "little alike")
 
 
 def paper_entity_map(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
@@ -114,10 +116,12 @@ def ranked_hits(entity_hits: list[SearchHit], found: list[tuple[str, float]], li
     ranked = [(-h.score, "entity", h.id, h) for h in entity_hits]
     ranked += [(-round(0.9 * s / best + (0.3 if pid in linked else 0.0), 6), "paper", pid, None) for pid, s in found]
     ranked.sort(key=lambda r: r[:3])
+    top = ranked[:limit]
+    quotes = iter(best_sentences(query, [nodes[pid].get("abstract") or "" for _, _, pid, hit in top if hit is None]))
     return [hit if hit is not None else
             SearchHit(kind="paper", id=pid, name=nodes[pid]["title"], type="paper", score=-neg,
-                      matched=nodes[pid]["title"], sentence=best_sentence(query, nodes[pid].get("abstract") or ""))
-            for neg, _, pid, hit in ranked[:limit]]
+                      matched=nodes[pid]["title"], sentence=next(quotes))
+            for neg, _, pid, hit in top]
 
 
 class NxReads(ExploreReads, Store):
@@ -227,7 +231,9 @@ class NxReads(ExploreReads, Store):
 
     def _paper_similarity(self) -> PaperSimilarity:
         if self._similarity is None:
-            self._similarity = PaperSimilarity(self._related_index(), self._text_index())
+            with self._search_lock:  # warm() in the background and the first requests: built once
+                if self._similarity is None:
+                    self._similarity = PaperSimilarity(self._related_index(), self._text_index())
         return self._similarity
 
     # -- conversions ---------------------------------------------------------------------------------

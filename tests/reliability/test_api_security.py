@@ -223,7 +223,7 @@ def test_the_schema_fuzzer_reaches_every_route(store: EmbeddedStore) -> None:
     operations = {(op.ok().method.upper(), op.ok().path) for op in schema.get_all_operations()}
     served = {(m, re.sub(r":path\}", "}", r.path)) for r in _routes(app) for m in r.methods - {"HEAD"}
               if r.include_in_schema}
-    assert operations == served and len(served) == 18
+    assert operations == served and len(served) == 19
     fuzz = (Path(__file__).resolve().parents[1] / "api" / "test_schema_fuzz.py").read_text()
     assert "@schema.parametrize()" in fuzz  # no include/exclude filter narrows it
 
@@ -249,7 +249,7 @@ def _check_policy(policy: str) -> None:
 def test_every_view_sends_a_csp_that_blocks_remote_loads(store: EmbeddedStore, ids: dict[str, str]) -> None:
     app = create_app(Settings(), store=store)
     views = [r for r in _routes(app) if r.path.startswith("/view")]
-    assert len(views) == 5  # overview, paper, entity, trends, landscape
+    assert len(views) == 6  # overview, paper, entity, trends, search, landscape
     with TestClient(app) as c:
         for route in views:
             r = c.get(_url(route, ids))
