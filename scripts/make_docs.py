@@ -4,11 +4,13 @@ Every block between ``<!-- docs:NAME -->`` and ``<!-- /docs:NAME -->`` in README
 
 - ``build``, ``stats``: ``kg build seeds/`` and ``kg stats`` as they print now (a fresh store in a temporary folder);
 - ``api``: the HTTP calls, answered by the real app (in-process), long lists and strings cut with …;
+- ``related``, ``search``: ``kg paper ID -k 3``'s related papers with their reasons, and ``kg search``;
 - ``query1`` ... ``query5``: the answer of the ```cypher block just above each marker, as ``kg cypher`` prints it;
 - ``eval``, ``scale``: recorded outputs, too slow to recompute each time: ``docs/results/eval.txt`` (what
   ``kg eval`` printed; ``--eval`` runs it again and records it) and ``docs/results/scale.txt`` (what
   ``python bench/run.py --n 0 --jobs 2`` printed), ``store-size``: ``docs/results/store-size.txt`` (what
-  ``python bench/store_size.py`` printed for the 83k store before and after ``kg upgrade``).
+  ``python bench/store_size.py`` printed for the 83k store before and after ``kg upgrade``), ``related-bench``:
+  ``docs/results/related.txt`` (what ``python bench/related.py`` printed).
 
 tests/core/test_readme.py renders the same blocks and fails when the README differs (timings excepted), so the
 README cannot go stale: after a change that alters an output, run ``make docs`` and commit what it wrote.
@@ -37,7 +39,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 RESULTS = ROOT / "docs" / "results"
-RECORDED = {"eval": RESULTS / "eval.txt", "scale": RESULTS / "scale.txt", "store-size": RESULTS / "store-size.txt"}
+RECORDED = {"eval": RESULTS / "eval.txt", "scale": RESULTS / "scale.txt", "store-size": RESULTS / "store-size.txt",
+            "related-bench": RESULTS / "related.txt"}
 BLOCK = re.compile(r"(<!-- docs:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(\n<!-- /docs:(?P=name) -->)", re.S)
 WIDTH = 116
 # Machine-dependent figures, the same on both sides before comparing: seconds in the build summary.
@@ -50,6 +53,8 @@ API_CALLS = [  # (what the README shows, method, path, body)
      "'{\"query\":\"MATCH (n) DETACH DELETE n\"}'", "POST", "/cypher", {"query": "MATCH (n) DETACH DELETE n"}),
 ]
 RELATED_TITLE = "Multimodal federated learning"  # the paper whose related papers the README shows
+SEARCH_QUERY = "how much a network memorises of its training data"  # `kg search`: words other than the abstracts'
+PAPER_RELATED_TITLE = "Training neural networks with quantized parameters"  # `kg paper`: its related papers
 
 
 def normalise(text: str) -> str:
@@ -136,6 +141,16 @@ def api_block(store_dir: Path) -> str:
     return fenced("\n".join(out))
 
 
+def related_block(store_dir: Path) -> str:
+    """``kg paper ID -k 3``'s related papers (the paper's own entities left out: the README shows them elsewhere)."""
+    from kg.store.embedded import EmbeddedStore
+
+    store = EmbeddedStore(store_dir)
+    pid = next(p.id for p in store.list_papers(limit=1000).items if p.title.startswith(PAPER_RELATED_TITLE))
+    out = kg("paper", pid, "-k", "3", "--store-dir", str(store_dir))
+    return f"$ kg paper {pid} -k 3\n…\n" + out[out.index("RELATED"):]
+
+
 def readme_queries(readme: str) -> dict[str, str]:
     """Each ``queryN`` marker's query: the ```cypher block right above it, on one line."""
     out = {}
@@ -164,6 +179,9 @@ def render(readme: str, *, png: bool = False) -> dict[str, str]:
         blocks["build"] = fenced("$ kg build seeds/\n" + build_out)
         blocks["stats"] = fenced("$ kg stats\n" + kg("stats", "--store-dir", str(store_dir)))
         blocks["api"] = api_block(store_dir)
+        blocks["related"] = fenced(related_block(store_dir))
+        blocks["search"] = fenced(f"$ kg search '{SEARCH_QUERY}' --limit 3\n"
+                                  + kg("search", SEARCH_QUERY, "--limit", "3", "--store-dir", str(store_dir)))
         blocks |= query_blocks(readme, store_dir)
         if png:
             overview_png(store_dir)

@@ -84,11 +84,11 @@ def _arm(point: str, extractor: Any) -> Any:
     elif point == "saving":
         real_write = embedded_module.write_snapshot
 
-        def write_snapshot(*args: Any) -> Any:
+        def write_snapshot(*args: Any, **kwargs: Any) -> Any:
             import io
 
             buf = io.BytesIO()
-            real_write(*args[:-1], buf)
+            real_write(*args[:-1], buf, **kwargs)
             fh = args[-1]
             fh.write(buf.getvalue()[: buf.tell() // 2])
             fh.flush()
@@ -177,8 +177,8 @@ def test_keyboard_interrupt_during_save_keeps_the_old_graph(tmp_path: Path, buil
     store_dir = _fresh_copy(built["a"], tmp_path / "s")
     real_write = embedded_module.write_snapshot
 
-    def interrupted(*args: Any) -> Any:
-        real_write(*args)
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        real_write(*args, **kwargs)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(embedded_module, "write_snapshot", interrupted)
