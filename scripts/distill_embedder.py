@@ -13,8 +13,8 @@ Steps, each measured by bench/related.py:
 3. ``--fit N``: MiniLM embeds N pool abstracts (title + abstract, 256 tokens, as a sentence-transformers user
    would), and the token vectors are fitted so that the mean of an abstract's tokens points where MiniLM's
    embedding of it does (cosine loss, Adam, pulled towards the vectors of steps 1-2; the last tenth of the
-   abstracts is held out, and the step with its best cosine is kept). This is tokenlearn's idea (the model2vec authors'), without
-   its package.
+   abstracts is held out, and the step with its best cosine is kept). This is tokenlearn's idea (the model2vec
+   authors'), without its package.
 4. PCA to ``--dims`` dimensions.
 5. The mean of the sample's embeddings is stored and taken off every embedding (centring), so unrelated papers
    score near 0 instead of 0.8.
