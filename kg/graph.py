@@ -264,14 +264,15 @@ class TextIndexBuilder:
         self.todo: list[tuple[int, str]] = []
         self.tfidf = TfidfBuilder()
 
-    def add(self, pid: str, record: PaperRecord) -> None:
+    def add(self, pid: str, record: PaperRecord, vector: np.ndarray | None = None) -> None:
+        """Add the next paper; ``vector``, when given, is its stored embedding (else looked up by input hash)."""
         from kg.cache import record_hash
         from kg.embed import paper_text
 
         i = len(self.ids)
         self.ids.append(pid)
         text = paper_text(record.title, record.abstract)
-        v = self.embeddings.get(record_hash(record)) if self.embeddings else None
+        v = vector if vector is not None else self.embeddings.get(record_hash(record)) if self.embeddings else None
         if v is not None and len(v) == self.embedder.dims:
             self.dense[i] = v
         else:

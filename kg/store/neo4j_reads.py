@@ -25,10 +25,9 @@ import numpy as np
 
 from kg import explore
 from kg.canon import canonical_key
-from kg.embed import default_embedder, paper_text
 from kg.errors import NotFoundError, StoreError
 from kg.fulltext import FullTextIndex
-from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES, PaperInput
+from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES, PaperInput, TextIndexBuilder
 from kg.landscape import COLUMN_LABEL, axes
 from kg.models import (
     EntityDetail,
@@ -46,7 +45,8 @@ from kg.models import (
     Stats,
     Trends,
 )
-from kg.related import PaperSimilarity, RelatedIndex, TextIndex, tfidf_rows
+from kg.readers import PaperRecord
+from kg.related import PaperSimilarity, RelatedIndex, TextIndex
 from kg.semantic import dense_matches, fuse
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
@@ -173,20 +173,13 @@ class BoltReads(Store):
     def _build_similarity(self, related: RelatedIndex) -> PaperSimilarity:
         if self._similarity is None or self._similarity.entities is not related:  # the graph changed meanwhile
             rows = sorted(self._read(Q.PAPER_EMBEDDINGS), key=lambda r: r["id"])
-            texts = [paper_text(None if r.get("title_generated") else r.get("title"), r.get("abstract") or "")
-                     for r in rows]
-            embedder = default_embedder()
-            dense = np.zeros((len(rows), embedder.dims), dtype=np.float32)
-            todo = []
-            for i, r in enumerate(rows):
-                if r.get("embedder") == embedder.name and r.get("embedding") is not None:
-                    dense[i] = np.asarray(r["embedding"], dtype=np.float32)
-                else:
-                    todo.append(i)
-            if todo:
-                dense[todo] = embedder.embed([texts[i] for i in todo]).astype(np.float16)
-            text = TextIndex([r["id"] for r in rows], dense, tfidf_rows(texts), embedder=embedder.name)
-            self._similarity = PaperSimilarity(related, text)
+            texts = TextIndexBuilder(len(rows))
+            for r in rows:  # as derive_graph built it, with the stored embeddings of this kg's embedder
+                stored = r.get("embedding") if r.get("embedder") == texts.embedder.name else None
+                texts.add(r["id"], PaperRecord(id=r["id"], abstract=r.get("abstract") or "",
+                                               title=None if r.get("title_generated") else r.get("title")),
+                          None if stored is None else np.asarray(stored, dtype=np.float32))
+            self._similarity = PaperSimilarity(related, texts.finish())
         return self._similarity
 
     def _trend_index(self) -> tuple[TrendIndex, list[str]]:
