@@ -21,6 +21,7 @@ from kg.graph import PaperInput, derive_graph
 from kg.models import Stats
 from kg.procs import die_with_parent
 from kg.readers import PaperRecord, Skip, read_papers
+from kg.resolve import Overrides, keep_overrides, store_overrides
 from kg.store.base import Store
 
 BATCH = 64
@@ -126,8 +127,9 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
           extractor: Callable[[], Extractor] = Extractor, jobs: int = 1,
           on_skip: Callable[[Skip], None] | None = None,
           on_progress: Callable[[int], None] | None = None,
-          column_map: Mapping[str, str] | None = None) -> BuildSummary:
-    """Ingest ``paths`` into ``store``; returns what happened (``column_map``: CSV columns to fields).
+          column_map: Mapping[str, str] | None = None, overrides: Overrides | None = None) -> BuildSummary:
+    """Ingest ``paths`` into ``store``; returns what happened (``column_map``: CSV columns to fields;
+    ``overrides``: entity-resolution corrections the store keeps from now on, in place of any it had).
 
     Records stream through in batches; each batch's extractions are appended to the store's extraction log
     before the next is read, so an interrupted build resumes where it stopped. The graph is derived from all
@@ -206,8 +208,12 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
         with closing(CachedInputs(cache, seen)) as new:
             merged = dict(existing) | dict(new)
     try:
-        graph = derive_graph(merged, embeddings=store.embeddings())
+        folder = cache.path.parent
+        kept = store_overrides(folder) if overrides is None else overrides
+        graph = derive_graph(merged, embeddings=store.embeddings(), overrides=kept)
         t2 = time.perf_counter()
+        if overrides is not None:
+            keep_overrides(folder, overrides)  # before the graph: a Neo4j rebase re-derives with them
         store.replace_graph(graph, merged)
     finally:
         if isinstance(merged, CachedInputs):

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 # The version of the rules below: a store keeps its entities' name keys (kg.store.snapshot) and recomputes them
 # when they were made by other rules. Bump it whenever canonical_key gives another key for some name.
-KEY_SCHEME = 3
+KEY_SCHEME = 4
 
 _DASHES = re.compile(r"[\-\u2010-\u2015\u2212_/]+")
 _NON_WORD = re.compile(r"[^\w.+#@]+")
@@ -40,7 +40,7 @@ _PREFIX = re.compile(
     re.IGNORECASE)
 _LATEX_ACCENT = re.compile(r"\\['`^\"~=.]\{?([A-Za-z])\}?")  # "Fr\\'echet" is "Fréchet"
 _IN_WORD_APOSTROPHE = re.compile(r"(?<=[^\W\d_])['\u2019](?=[^\W\d_])")  # "Fr'echet" (a TeX accent, cleaned)
-_KEEP_S = re.compile(r"(ss|us|is|ics|ous|ws|ys|as|os|'s|means)$")
+_KEEP_S = re.compile(r"(ss|us|is|ics|ous|ys|as|os|'s|means)$")
 _KEEP_WORDS = {"news", "lens", "series", "species", "means", "physics", "gas", "bias", "chaos", "atlas", "plus",
                "thus", "this", "its", "has", "was", "kinetics", "alias", "canvas", "axis", "basis", "process",
                "class", "loss", "less", "pass", "cross", "across", "mass", "access", "success", "ms"}

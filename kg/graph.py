@@ -16,6 +16,7 @@ from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
 from kg.related import PaperSimilarity, RelatedIndex, TextIndex, TfidfBuilder
+from kg.resolve import Overrides, Resolver
 from kg.titles import TitleBook
 
 ENTITY_LABELS = {"method": "Method", "model": "Model", "dataset": "Dataset", "task": "Task", "metric": "Metric",
@@ -27,6 +28,7 @@ PAPER_EDGE_TYPES = ("PROPOSES", "USES", "EVALUATES_ON", "ADDRESSES", "MENTIONS")
 ENTITY_EDGE_TYPES = ("USED_FOR", "EVALUATED_ON", "COMPARED_WITH", "PART_OF", "IS_A")
 _MATH = re.compile(r"[_^{}\\$]")
 TYPE_PRIORITY = {"dataset": 0, "model": 1, "metric": 2, "task": 3, "method": 4, "concept": 5}
+SHORT_NAME_RATIO = 5  # a versioned short form names its node when written this many times as often as full forms
 RELATED_K = 5  # RELATED_TO edges stored per paper; the API ranks any k from the index
 # Date-valued properties: ISO text ('2024-01-02') in the built graph and on disk (graph.jsonl, snapshot, exports),
 # a Cypher date in a loaded store's graph (`with_dates`) and in Neo4j, so `p.published >= date('2025-06-01')`
@@ -62,47 +64,6 @@ class PaperInput:
     extraction: Extraction
 
 
-def _letters(short: str) -> str:
-    """A short form's letters as written, without a plural ("LLMs", "LLM's" -> "LLM"; "GPT-4" -> "GPT")."""
-    return "".join(c for c in re.sub(r"(?<=[A-Z0-9])'?s$", "", short) if c.isalpha())
-
-
-class _Resolver:
-    """Maps a mention to its canonical key, resolving abbreviations across the whole corpus.
-
-    A short form resolves to a long form defined with the same letters in the same case: one paper's "Coding
-    Concepts (CoCo)" is no reading of another paper's "COCO" (the dataset), though both have the key "coco".
-    """
-
-    def __init__(self, papers: Iterable[PaperInput]) -> None:
-        votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        for p in papers:
-            for short, long in p.extraction.abbreviations:
-                votes[canonical_key(short), _letters(short)][canonical_key(long)] += 1
-        # The most common definition wins; ties go to the alphabetically first, for determinism.
-        self.global_long = {s: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for s, c in votes.items() if s[0]}
-
-    def local(self, ext: Extraction) -> dict[tuple[str, str], str]:
-        return {(canonical_key(s), _letters(s)): canonical_key(lf) for s, lf in ext.abbreviations}
-
-    def _long(self, short: str, local: dict[tuple[str, str], str]) -> str | None:
-        k = (canonical_key(short), _letters(short))
-        return local.get(k) or self.global_long.get(k)
-
-    def key(self, m: Mention, local: dict[tuple[str, str], str]) -> str:
-        if m.short_form_of:
-            return canonical_key(m.short_form_of)
-        key = canonical_key(m.text)
-        if looks_like_acronym(m.text):
-            return self._long(m.text, local) or key
-        words = m.text.split()
-        if len(words) > 1 and any(looks_like_acronym(w) for w in words):
-            # "multimodal LLMs" -> "multimodal large language model"
-            parts = [(self._long(w, local) or w) if looks_like_acronym(w) else w for w in words]
-            return canonical_key(" ".join(parts))
-        return key
-
-
 def _is_noise(key: str, ty: str, paper_count: int) -> bool:
     words = key.split()
     if not words or key in lx.GENERIC_WORDS or all(w in lx.GENERIC_WORDS or w in lx.STRIP_LEADING for w in words):
@@ -119,7 +80,8 @@ def _slug(prefix: str, name: str) -> str:
 
 
 def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
-                 related_k: int = RELATED_K, embeddings: Mapping[str, np.ndarray] | None = None) -> nx.MultiDiGraph:
+                 related_k: int = RELATED_K, embeddings: Mapping[str, np.ndarray] | None = None,
+                 overrides: Overrides | None = None, resolver: Resolver | None = None) -> nx.MultiDiGraph:
     """Build the whole graph from ``papers`` (by id). Deterministic: the same papers give the same graph.
 
     Each paper's embedding comes from ``embeddings`` (by input hash: what an earlier build computed for the same
@@ -137,30 +99,34 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     def plist() -> Iterator[PaperInput]:
         return (papers[pid] for pid in ids)
 
-    resolver = _Resolver(plist())
+    if resolver is None:
+        resolver = Resolver(((p.record.id, p.extraction) for p in plist()), overrides)
     g = nx.MultiDiGraph()
 
     # Pass 1: resolve every mention, count types, surfaces and papers per canonical key.
     resolved: list[list[str]] = []
     type_votes: dict[str, Counter[str]] = defaultdict(Counter)
     surfaces: dict[str, Counter[str]] = defaultdict(Counter)
-    short_forms: dict[str, set[str]] = defaultdict(set)
+    short_forms: dict[str, Counter[str]] = defaultdict(Counter)
     key_papers: dict[str, set[str]] = defaultdict(set)
+    why: dict[str, dict[str, str]] = defaultdict(dict)  # node key -> form -> why it joined (first paper's reason)
     for p in plist():
-        local = resolver.local(p.extraction)
         keys = []
-        for m in p.extraction.entities:
+        for m, r in zip(p.extraction.entities, resolver.resolve(p.extraction), strict=True):
             # A mention with math in it ("alpha^2", "Y_{1") is a formula fragment, not a thing to link.
-            k = "" if _MATH.search(m.text) else resolver.key(m, local)
+            k = "" if r is None or _MATH.search(m.text) else r.key
             keys.append(k)
             if not k:
                 continue
             type_votes[k][m.type] += 1
             surface = " ".join(m.text.split())
             if looks_like_acronym(surface) and k != canonical_key(surface):
-                short_forms[k].add(re.sub(r"(?<=[A-Z])s$", "", surface))
+                surface = re.sub(r"(?<=[A-Z])s$", "", surface)
+                short_forms[k][surface] += 1
             else:
                 surfaces[k][surface] += 1
+            if r.why and surface not in why[k]:
+                why[k][surface] = r.why.replace("this paper", p.record.id)
             key_papers[k].add(p.record.id)
         resolved.append(keys)
 
@@ -172,15 +138,24 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
         ty = strong_type(k) or ty
         if _is_noise(k, ty, len(key_papers[k])):
             continue
-        names = surfaces[k] or Counter(short_forms[k])
-        # The most used written form names the node; lower case wins a tie, so "Large ..." at a
-        # sentence start does not beat "large ..." elsewhere.
+        # The most used full form names the node; lower case wins a tie, so "Large ..." at a sentence start does
+        # not beat "large ..." elsewhere. A short form names it only where papers hardly write anything else
+        # and it is a versioned name ("GPT-4", not the "Generative Pre-trained Transformer 4" one paper spells out).
+        names = surfaces[k]
+        versioned = Counter({f: n for f, n in short_forms[k].items() if any(c.isdigit() for c in f)})
+        if not names or versioned.total() >= SHORT_NAME_RATIO * names.total():
+            names = (short_forms[k] if not names else versioned) + names
         name = min(names.items(), key=lambda kv: (-kv[1], not kv[0].islower(), kv[0]))[0]
-        aliases = sorted((set(surfaces[k]) | short_forms[k]) - {name})
+        aliases = sorted((set(surfaces[k]) | set(short_forms[k])) - {name})
+        forms = why.get(k, {})
+        alias_why = [forms.get(a) or ("same name" if canonical_key(a) == canonical_key(name) else
+                                      f"what {name} stands for" if a in surfaces[k] and name in short_forms[k]
+                                      else "spelling variant") for a in aliases]
         ents[k] = {"id": entity_id(k), "label": ENTITY_LABELS[ty], "type": ty, "name": name, "aliases": aliases,
-                   "key": k, "mention_count": sum(votes.values()), "paper_count": len(key_papers[k])}
+                   "alias_why": alias_why, "key": k, "mention_count": sum(votes.values()),
+                   "paper_count": len(key_papers[k])}
 
-    del type_votes, surfaces, short_forms, key_papers  # per-key tallies: only ``ents`` is needed from here on
+    del type_votes, surfaces, short_forms, key_papers, why  # per-key tallies: only ``ents`` is needed from here on
     for e in ents.values():
         g.add_node(e["id"], **e)
 

@@ -88,7 +88,16 @@ class Neighbour(_Model):
     evidence: list[Evidence]
 
 
+class EntityForm(_Model):
+    """Another form a node holds, and why it joined: "short form defined in arXiv:2401.01234", "spelling
+    variant", "same name" (case, plural, hyphens), "merged by the overrides file, line 3"."""
+
+    form: str
+    why: str
+
+
 class EntityDetail(EntitySummary):
+    forms: list[EntityForm]  # the aliases, each with why it is this node
     papers: list[EntityPaper]
     neighbours: list[Neighbour]
 

@@ -101,7 +101,7 @@ class RelatedIndex:
     def _top(self, i: int, scores: np.ndarray, idx: np.ndarray, k: int) -> list[tuple[str, float, list[str]]]:
         mask = idx != i
         idx, scores = idx[mask], scores[mask]
-        if not len(idx):
+        if not len(idx) or k <= 0:
             return []
         scores = scores / (self.norm[i] * self.norm[idx])
         if len(idx) > k:
@@ -308,6 +308,8 @@ class PaperSimilarity:
     def _top(self, i: int, total: np.ndarray, k: int) -> np.ndarray:
         """The ``k`` best rows for row ``i`` (itself left out), best first, equal scores by paper id (rows are
         id-sorted); only papers that score above 0: a paper nothing in the corpus resembles gets none."""
+        if k <= 0:
+            return np.empty(0, dtype=np.int64)
         total = total.copy()
         total[i] = -np.inf
         if k < len(total):

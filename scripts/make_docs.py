@@ -10,7 +10,9 @@ Every block between ``<!-- docs:NAME -->`` and ``<!-- /docs:NAME -->`` in README
   ``kg eval`` printed; ``--eval`` runs it again and records it) and ``docs/results/scale.txt`` (what
   ``python bench/run.py --n 0 --jobs 2`` printed), ``store-size``: ``docs/results/store-size.txt`` (what
   ``python bench/store_size.py`` printed for the 83k store before and after ``kg upgrade``), ``related-bench``:
-  ``docs/results/related.txt`` (what ``python bench/related.py`` printed).
+  ``docs/results/related.txt`` (what ``python bench/related.py`` printed), ``resolution-bench``:
+  ``docs/results/resolution.txt`` (what ``python bench/resolution.py`` printed);
+- ``entity``: ``kg entity MLLM``, the forms a node holds and why.
 
 tests/core/test_readme.py renders the same blocks and fails when the README differs (timings excepted), so the
 README cannot go stale: after a change that alters an output, run ``make docs`` and commit what it wrote.
@@ -40,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 RESULTS = ROOT / "docs" / "results"
 RECORDED = {"eval": RESULTS / "eval.txt", "scale": RESULTS / "scale.txt", "store-size": RESULTS / "store-size.txt",
-            "related-bench": RESULTS / "related.txt"}
+            "related-bench": RESULTS / "related.txt", "resolution-bench": RESULTS / "resolution.txt"}
 BLOCK = re.compile(r"(<!-- docs:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(\n<!-- /docs:(?P=name) -->)", re.S)
 WIDTH = 116
 # Machine-dependent figures, the same on both sides before comparing: seconds in the build summary.
@@ -54,6 +56,7 @@ API_CALLS = [  # (what the README shows, method, path, body)
 ]
 RELATED_TITLE = "Multimodal federated learning"  # the paper whose related papers the README shows
 SEARCH_QUERY = "how much a network memorises of its training data"  # `kg search`: words other than the abstracts'
+ENTITY_REF = "MLLM"  # `kg entity`: a node whose forms joined for several reasons
 PAPER_RELATED_TITLE = "Training neural networks with quantized parameters"  # `kg paper`: its related papers
 
 
@@ -180,6 +183,8 @@ def render(readme: str, *, png: bool = False) -> dict[str, str]:
         blocks["stats"] = fenced("$ kg stats\n" + kg("stats", "--store-dir", str(store_dir)))
         blocks["api"] = api_block(store_dir)
         blocks["related"] = fenced(related_block(store_dir))
+        blocks["entity"] = fenced(f"$ kg entity {ENTITY_REF} --limit 1\n"
+                                  + kg("entity", ENTITY_REF, "--limit", "1", "--store-dir", str(store_dir)))
         blocks["search"] = fenced(f"$ kg search '{SEARCH_QUERY}' --limit 3\n"
                                   + kg("search", SEARCH_QUERY, "--limit", "3", "--store-dir", str(store_dir)))
         blocks |= query_blocks(readme, store_dir)

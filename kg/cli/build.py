@@ -16,6 +16,7 @@ from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
 from kg.progress import Progress
 from kg.readers import parse_map
+from kg.resolve import Overrides
 
 
 @click.command()
@@ -29,9 +30,12 @@ from kg.readers import parse_map
 @click.option("--map", "column_map", multiple=True, metavar="COLUMN=FIELD",
               help="CSV/TSV: read COLUMN as FIELD (abstract, title, id, doi, arxiv_id, year, published, venue, "
                    "authors); repeatable. Common column names are known without it.")
+@click.option("--overrides", "overrides_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Entity-resolution corrections ('split: A | B', 'merge: A = B', one a line), kept by the store "
+                   "for every later build; an empty file drops them.")
 @json_option
 def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: int, progress: bool,
-          column_map: tuple[str, ...], as_json: bool) -> None:
+          column_map: tuple[str, ...], overrides_file: str | None, as_json: bool) -> None:
     """Read papers from PATHS (files or directories) into the graph.
 
     Formats, by extension and checked against the content: seed lists (.txt), JSON Lines (.jsonl), JSON (.json:
@@ -40,6 +44,7 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     building another corpus into the same store merges.
     """
     cmap = parse_map(column_map) if column_map else None  # a bad --map fails before the store is touched
+    overrides = Overrides.read(overrides_file) if overrides_file else None  # so does a bad overrides file
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if jobs > cpus:
         click.echo(f"kg: warning: --jobs {jobs} is more than the {cpus} CPUs available; extraction will not "
@@ -49,7 +54,7 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     try:
         with open_store(store_opts, writable=True, wait=wait) as store:
             bar = Progress(count_records(paths)) if progress else None
-            s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap)
+            s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap, overrides=overrides)
             if bar:
                 bar.finish()
         ok = s.read > 0

@@ -129,8 +129,11 @@ def entity(name: str, store_opts: StoreOptions, as_json: bool, limit: int) -> No
     if as_json:
         return _json(e)
     click.secho(f"{e.name}  [{e.type}, {e.id}]", bold=True)
-    if e.aliases:
-        click.echo(f"aliases: {', '.join(e.aliases)}")
+    if e.forms:
+        click.secho("FORMS", bold=True)  # every other name this node holds, and why it is this node
+        width = min(max(len(f.form) for f in e.forms), 40)
+        for f in e.forms:
+            click.echo(f"  {f.form:<{width}}  {f.why}" if f.why else f"  {f.form}")
     click.echo(f"{e.paper_count} papers, {e.mention_count} mentions")
     click.secho("\nPAPERS", bold=True)
     for ep in e.papers:

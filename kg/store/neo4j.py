@@ -29,6 +29,7 @@ from kg.extract.types import Extraction
 from kg.graph import PaperInput, derive_graph
 from kg.models import CypherResult
 from kg.readers import PaperRecord
+from kg.resolve import store_overrides
 from kg.store import neo4j_queries as Q
 from kg.store.neo4j_lock import DEFAULT_LEASE_S, BuildLock
 from kg.store.neo4j_reads import BoltReads, add_edge, add_node
@@ -269,7 +270,7 @@ class Neo4jStore(BoltReads):
         print(f"kg: another build wrote to {self.where} meanwhile ({added} papers added, {changed} changed); "
               f"deriving the graph again with them", file=sys.stderr, flush=True)
         self._base = {pid: now[pid] for pid in now.keys() - dropped if pid not in own}
-        return derive_graph(merged.values()), merged
+        return derive_graph(merged.values(), overrides=store_overrides(self.cache.path.parent)), merged
 
     def _replace(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
         self.ensure_schema()

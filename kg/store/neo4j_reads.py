@@ -98,6 +98,7 @@ def add_node(g: nx.MultiDiGraph, label: str, props: Mapping[str, Any]) -> str:
         if label in Q.ENTITY_LABEL_NAMES:
             # CSV imports (neo4j-admin) cannot hold an empty list: a missing alias list is an empty one.
             clean.setdefault("aliases", [])
+            clean.setdefault("alias_why", [])
         g.add_node(nid, label=label, **clean)
     return str(nid)
 

@@ -19,6 +19,7 @@ from kg.graph import ENTITY_LABELS, LABEL_TYPES, PAPER_EDGE_TYPES
 from kg.models import (
     CypherResult,
     EntityDetail,
+    EntityForm,
     EntityPaper,
     EntityRef,
     EntitySummary,
@@ -315,7 +316,10 @@ class NxReads(ExploreReads, Store):
                                 evidence=[self._evidence(e) for e in sorted(ev, key=lambda x: x["paper_id"])[:3]])
                       for (o, t, dr), ev in top]
         s = self._entity_summary(entity_id)
-        return EntityDetail(**s.model_dump(), papers=papers, neighbours=neighbours)
+        d = self.graph.nodes[entity_id]
+        whys = list(d.get("alias_why") or [])  # a store derived before kg said why has none
+        forms = [EntityForm(form=a, why=whys[i] if i < len(whys) else "") for i, a in enumerate(d["aliases"])]
+        return EntityDetail(**s.model_dump(), forms=forms, papers=papers, neighbours=neighbours)
 
     def list_papers(self, *, venue: str | None = None, year: int | None = None, entity: str | None = None,
                     q: str | None = None, limit: int = 20, offset: int = 0) -> Page[PaperSummary]:

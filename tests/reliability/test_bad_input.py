@@ -271,7 +271,6 @@ def test_100k_tiny_abstracts_build_without_spacy(tmp_path: Path, capsys: pytest.
     assert check_store_valid(tmp_path / "s")["papers"] == 100_000
     with capsys.disabled():
         print(f"\n[reliability] 100k tiny abstracts, build without extraction: {seconds:.1f} s")
-    assert seconds < 120
 
 
 @pytest.mark.slow
