@@ -139,10 +139,23 @@ def _near(key: str, main: str) -> bool:
     or a slip of one or two letters in a long name ("stochastic gradient decent")."""
     a = [w for w in key.split() if w not in _FUNCTION_WORDS]
     b = [w for w in main.split() if w not in _FUNCTION_WORDS]
-    if a == b:
+    if a == b or (len(a) == len(b) and all(_same_word(x, y) for x, y in zip(a, b, strict=True))):
         return True
     return (len(main) >= 12 and len(a) == len(b) and re.findall(r"\d+", key) == re.findall(r"\d+", main)
             and _edits(" ".join(a), " ".join(b)) <= 2)
+
+
+_SUFFIX = re.compile(r"(ation|ing|ed|er|or)$")
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word of two wordings of a short form's meaning: the same, "vision"/"visual", or one stem with two
+    suffixes ("adapter"/"adaptation", "pretrained"/"pretraining"); never a word and its "-ing" ("model" /
+    "modeling": language model and language modeling are two things)."""
+    if a == b or {a, b} == {"vision", "visual"}:
+        return True
+    sa, sb = _SUFFIX.search(a), _SUFFIX.search(b)
+    return bool(sa and sb) and len(a) > 5 and len(b) > 5 and a[: sa.start()] == b[: sb.start()]
 
 
 def _edits(a: str, b: str) -> int:

@@ -49,6 +49,17 @@ def _initials(short: str, long: str) -> int | None:
         s_chars.pop()
     if len(s_chars) < 2 or any(c.isdigit() for c in short):
         return None
+    caps = [c.lower() for c in short.rstrip("s") if c.isupper()]
+    if short[0].isupper() and len(caps) >= 2 and len(caps) < len(s_chars):
+        # "LoRA": Low-Rank Adaptation, "SQuAD", "IoU": the capitals are the initials, the small letters fill in
+        # (not "mAP", whose small m is mean's)
+        at = _initials_of(caps, long)
+        if at is not None:
+            return at
+    return _initials_of(s_chars, long)
+
+
+def _initials_of(s_chars: list[str], long: str) -> int | None:
     starts = [(m.start(), m.group().lower()) for m in _WORD_START.finditer(long)]
     i = len(starts) - 1
     if not starts or starts[-1][1] != s_chars[-1]:

@@ -87,3 +87,17 @@ def test_known_names_match_any_spelling() -> None:
     assert known_type(canonical_key("GPT4")) == known_type(canonical_key("GPT-4")) == "model"
     assert known_type(canonical_key("CIFAR10")) == "dataset" and known_type(canonical_key("U-Net")) == "model"
     assert type_of("Gemini 1.5 Pro") == "model"  # a known family with its version joined on
+
+
+def test_long_forms_are_read_from_word_initials_first() -> None:
+    # not the "p" inside "optimization", not "supervised learning" or "modal ..." cut at a hyphen
+    assert pairs("We train with Proximal Policy Optimization (PPO).") == [("PPO", "Proximal Policy Optimization")]
+    assert pairs("Self-supervised learning (SSL) helps.") == [("SSL", "Self-supervised learning")]
+    assert pairs("Multi-modal Large Language Models (MLLMs) see.") == [("MLLMs", "Multi-modal Large Language Models")]
+    # capitals as initials, small letters filling in; a leading small letter is a word of its own
+    assert pairs("a token-level approach based on Low-Rank Adaptation (LoRA)") == [("LoRA", "Low-Rank Adaptation")]
+    assert pairs("the Stanford Question Answering Dataset (SQuAD)") == [
+        ("SQuAD", "Stanford Question Answering Dataset")]
+    assert pairs("its mean Average Precision (mAP) rises") == [("mAP", "mean Average Precision")]
+    assert pairs("Intersection over Union (IoU) and Learning to Think (L2T)") == [
+        ("IoU", "Intersection over Union"), ("L2T", "Learning to Think")]
