@@ -467,7 +467,11 @@ class Resolver:
             r = self._short(short_key(w), local, keys) if looks_like_acronym(w) else None
             parts.append(r.key if r is not None else w)
             expanded |= r is not None
-        return canonical_key(" ".join(parts)) if expanded else None
+        if not expanded:
+            return None
+        # "POS tagging" with POS = part-of-speech tagging: one "tagging"
+        words = canonical_key(" ".join(parts)).split()
+        return " ".join(w for i, w in enumerate(words) if i == 0 or w != words[i - 1])
 
     def _set_reps(self) -> None:
         """Each cluster's key: its most used form."""

@@ -120,13 +120,15 @@ def test_names_with_a_short_form_inside_and_longer_wordings() -> None:
                 defs=(("LLMs", "large pre-trained language models"),)),
           paper("p7", "large decoder-only language models", "LLMs",
                 defs=(("LLMs", "large decoder-only language models"),)),
-          paper("p8", "seq2seq", "sequence-to-sequence")]
+          paper("p8", "seq2seq", "sequence-to-sequence"),
+          paper("p9", "part-of-speech tagging", "POS", "POS tagging", defs=(("POS", "part-of-speech tagging"),))]
     n = nodes(ps)
     assert n["p1", "Wasserstein GAN"] == n["p3", "Wasserstein-GANs"] == n["p1", "WGAN"]
     assert n["p6", "large pre-trained language models"] == n["p4", "large language models"] == n["p6", "LLMs"]
     # a narrower thing under the same short form keeps its own node in its own paper
     assert n["p7", "large decoder-only language models"] != n["p4", "large language models"]
     assert n["p8", "seq2seq"] == n["p8", "sequence-to-sequence"]
+    assert n["p9", "POS tagging"] == n["p9", "part-of-speech tagging"]
 
 
 def test_overrides_split_and_merge(tmp_path: Path) -> None:
