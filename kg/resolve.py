@@ -453,6 +453,10 @@ class Resolver:
             self._set_reps()
             self._meanings(defs)
             self._index_short()
+        for ms in self.meanings.values():  # only a short form with several meanings reads its context
+            if len(_real(ms)) < 2:
+                for _, m in ms:
+                    m.context = Counter()
 
     def _index_short(self) -> None:
         self.by_lower: dict[tuple[str, str], list[ShortKey]] = defaultdict(list)
