@@ -16,9 +16,10 @@ from kg.store.base import Store
 MAX_REF_CHARS = 300
 # Any non-empty segment: no regex pattern, since regex engines disagree on what is blank (Rust's \S, which
 # FastAPI validates with, refuses U+0085; the schema's ECMA \S accepts it), and a schema the server does not keep
-# to misleads every client and fuzzer. A blank id is simply not found (404).
-PaperId = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, description="A paper id")]
-EntityRef = Annotated[str, Path(min_length=1, max_length=MAX_REF_CHARS, description="An entity id, name or alias")]
+# to misleads every client and fuzzer. A blank id is simply not found (404); so is an empty one, which is what a
+# segment of line breaks reaches the handler as (the ``:path`` convertor's ``.*`` stops before a newline).
+PaperId = Annotated[str, Path(max_length=MAX_REF_CHARS, description="A paper id")]
+EntityRef = Annotated[str, Path(max_length=MAX_REF_CHARS, description="An entity id, name or alias")]
 
 # The entity types of kg.graph.ENTITY_LABELS (a test keeps the two in step); anything else is a 422.
 EntityType = Literal["method", "model", "dataset", "task", "metric", "concept"]
