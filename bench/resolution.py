@@ -293,7 +293,9 @@ def store_report(store_dir: str, sets: dict, top: int) -> None:
     print(f"\nstore {store_dir}: {len(pairs)} papers")
     tops = {}
     for label, cls in (("kg before (15ed9d2)", Landed), ("kg", Resolver)):
+        t0 = time.perf_counter()
         g = derive_graph(inputs, related_k=0, resolver=cls(pairs))
+        seconds = time.perf_counter() - t0
         ents = [d for _, d in g.nodes(data=True) if "aliases" in d]
         on: dict[str, set] = defaultdict(set)
         for d in ents:
@@ -305,7 +307,8 @@ def store_report(store_dir: str, sets: dict, top: int) -> None:
         merged = [p for p in sets["different"] if all(" ".join(n.split()) in on for n in p)
                   and on[" ".join(p[0].split())] & on[" ".join(p[1].split())]]
         multi = sum(len(v) > 1 for v in on.values())
-        print(f"  {label:<22} {len(ents)} entities; same-sets found (2+ names): {len(found)}, one node: {len(one)}; "
+        print(f"  {label:<22} {len(ents)} entities (resolved and derived in {seconds:.1f} s); "
+              f"same-sets found (2+ names): {len(found)}, one node: {len(one)}; "
               f"different pairs on one node: {len(merged)} {merged[:3]}; names on >1 node: {multi}")
         split = [f for f in found if f not in one]
         for f in split[:12]:
