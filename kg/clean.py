@@ -123,3 +123,14 @@ def clean_text(original: str) -> CleanText:
         offsets.pop()
     offsets.append(n)
     return CleanText("".join(chars), tuple(offsets))
+
+
+_STRAY_EMPHASIS = re.compile(r"\*{2,}|(?<=\w)\*(?=\w)")
+
+
+def plain_name(text: str) -> str:
+    """A mention's text as a name: Markdown emphasis gone ("d**i**ffusion" -> "diffusion", "LL**M**-based" ->
+    "LLM-based", a cut "**GPT" -> "GPT") and whitespace single; text without emphasis comes back as it is."""
+    if "*" in text:
+        text = _STRAY_EMPHASIS.sub("", clean_text(text).text)
+    return " ".join(text.split())

@@ -11,6 +11,7 @@ import networkx as nx
 import numpy as np
 
 from kg.canon import canonical_key, entity_id, looks_like_acronym
+from kg.clean import plain_name
 from kg.extract import lexicon as lx
 from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
@@ -119,7 +120,7 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
             if not k:
                 continue
             type_votes[k][m.type] += 1
-            surface = " ".join(m.text.split())
+            surface = plain_name(m.text)
             if looks_like_acronym(surface) and k != canonical_key(surface):
                 surface = re.sub(r"(?<=[A-Z])s$", "", surface)
                 short_forms[k][surface] += 1

@@ -23,12 +23,13 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from kg.canon import canonical_key, looks_like_acronym
+from kg.clean import plain_name
 from kg.errors import InputError
 from kg.extract.types import Extraction, Mention
 
@@ -167,6 +168,11 @@ def _edits(a: str, b: str) -> int:
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
         prev = cur
     return prev[-1]
+
+
+def _plain(mentions: list[Mention]) -> list[Mention]:
+    """The mentions with their texts as names (Markdown emphasis out: kg.clean.plain_name)."""
+    return [replace(m, text=plain_name(m.text)) if "*" in m.text else m for m in mentions]
 
 
 _TWO = re.compile(r"^([a-z]{2,})2([a-z]{2,})$")
@@ -368,7 +374,7 @@ class Resolver:
             self.n_papers += 1
             local = self._local(ext)
             keys = set()
-            for m in ext.entities:
+            for m in _plain(ext.entities):
                 k = canonical_key(m.short_form_of) if m.short_form_of else canonical_key(m.text)
                 if not k:
                     continue
@@ -590,8 +596,9 @@ class Resolver:
     def resolve(self, ext: Extraction) -> Iterator[Resolved | None]:
         """Each mention's node key and the reason its form joined, in mention order (None: no key)."""
         local = self._local(ext)
-        keys = {canonical_key(m.short_form_of or m.text) for m in ext.entities}
-        for m in ext.entities:
+        ents = _plain(ext.entities)
+        keys = {canonical_key(m.short_form_of or m.text) for m in ents}
+        for m in ents:
             yield self._mention(m, local, keys)
 
     def _mention(self, m: Mention, local: dict[ShortKey, str], keys: set[str]) -> Resolved | None:

@@ -230,3 +230,14 @@ def test_an_incremental_build_re_resolves_and_keeps_its_overrides(tmp_path: Path
     assert r.returncode != 0 and "bad.txt:2:" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert (store / "overrides.txt").read_text() == before
+
+
+def test_markdown_emphasis_never_enters_a_name() -> None:
+    ps = [paper("p1", "d**i**ffusion inf**l**uence", "diffusion influence", "LL**M**-based")]
+    inputs = [PaperInput(PaperRecord(id=pid, title="t", abstract=", ".join(m.text for m in ext.entities)), ext)
+              for pid, ext in ps]
+    g = derive_graph(inputs, related_k=0)
+    names = {d["name"] for _, d in g.nodes(data=True) if "aliases" in d}
+    forms = {a for _, d in g.nodes(data=True) if "aliases" in d for a in d["aliases"]}
+    assert "diffusion influence" in names and "LLM-based" in names
+    assert not any("*" in x for x in names | forms)
