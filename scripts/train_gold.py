@@ -58,6 +58,8 @@ GOLD = ROOT.parent / "shared" / "data" / "eval" / "kg-gold"
 WORK = ROOT / "build" / "gold"
 MODEL_DIR = ROOT / "kg" / "extract" / "model"
 SEED = 0
+# kg-gold train: train.jsonl (1,901 abstracts) and train-2.jsonl (3,840 more, the same guideline); --train-files
+TRAIN_FILES = ["train.jsonl", "train-2.jsonl"]
 CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "arxiv-csai-2024-2026.jsonl.gz"
 THREADS = 2  # the teacher's torch threads (its own results do not depend on them beyond rounding)
 TYPES = ("method", "model", "dataset", "task", "metric", "concept")
@@ -90,6 +92,17 @@ def project(text: str, entities: list[dict]) -> list[tuple[int, int, str, int]]:
 
 
 def read_gold(path: Path) -> list[dict]:
+    if path == GOLD / "train.jsonl":  # kg-gold train: every file of TRAIN_FILES, in order
+        rows = []
+        for f in TRAIN_FILES:
+            name, _, n = f.partition(":")
+            got = _read_jsonl(GOLD / name)
+            rows += got[: int(n)] if n else got
+        return rows
+    return _read_jsonl(path)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -279,7 +292,7 @@ def parsed(split: str, nlp, path: Path | None = None) -> list:
 
     from kg.clean import clean_text
 
-    path = path or WORK / f"parsed_{split}.spacy"
+    path = path or WORK / f"parsed_{split}{_train_tag() if split == 'train' else ''}.spacy"
     if path.exists():
         return list(DocBin().from_disk(path).get_docs(nlp.vocab))
     docs = list(nlp.pipe((clean_text(r["text"]).text for r in read_gold(GOLD / f"{split}.jsonl")), batch_size=32))
@@ -299,6 +312,12 @@ def ner_parsed(ner: Path) -> list:
     return parsed("train", load_nlp(str(ner)), _parse_cache(ner))
 
 
+def _train_tag() -> str:
+    """Which train files a cache holds ("" for train.jsonl alone, as before there were more)."""
+    return "" if TRAIN_FILES == ["train.jsonl"] else "-" + "+".join(f.replace(".jsonl", "").replace(":", "_")
+                                                                      for f in TRAIN_FILES)
+
+
 def _parse_cache(ner: Path) -> Path:
     """Where kg-gold train parsed by ``ner`` is kept, under build/gold/parsed/: one file per NER directory and
     NER weights (a hash of their file), so that an NER copied or trained into the same directory is parsed
@@ -307,7 +326,7 @@ def _parse_cache(ner: Path) -> Path:
 
     weights = ner / "ner" / "model"
     stamp = hashlib.sha1(weights.read_bytes()).hexdigest() if weights.exists() else ""
-    key = f"{ner.resolve()}|{stamp}"
+    key = f"{ner.resolve()}|{stamp}{_train_tag()}"
     return WORK / "parsed" / f"train-{hashlib.sha1(key.encode()).hexdigest()[:12]}.spacy"
 
 
@@ -466,8 +485,11 @@ def main() -> None:
     ap.add_argument("--none-max", type=float, default=0.7, help="relation when P(NONE) <= this (chosen on dev)")
     ap.add_argument("--ner", type=Path, default=None, help="the NER the later steps use and package "
                     "(default: --ner-out's model-best)")
+    ap.add_argument("--train-files", nargs="+", default=TRAIN_FILES, metavar="FILE",
+                    help="kg-gold train files (default: train.jsonl train-2.jsonl); FILE:N takes its first N rows")
     a = ap.parse_args()
     a.ner = a.ner or a.ner_out / "model-best"
+    TRAIN_FILES[:] = a.train_files
     if a.step in ("all", "data"):
         step_data()
     if a.step in ("all", "teacher") and a.silver:
