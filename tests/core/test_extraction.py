@@ -96,3 +96,18 @@ def test_extract_takes_an_optional_title_and_rejects_one_that_is_no_string(tmp_p
     src.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": "ok", "title": 3}\n')
     r = CliRunner().invoke(cli, ["extract", str(src), "-o", str(tmp_path / "o.jsonl")], standalone_mode=False)
     assert r.exception is not None and f"{src}:2" in str(r.exception) and "'title'" in str(r.exception)
+
+
+def test_no_span_stops_at_a_hyphen(extractor) -> None:
+    e = ents(extractor, "In- and out-of-distribution detection with pre- and post-processing steps helps LLM-based "
+                        "agents.")
+    assert not [t for t in e if t.endswith("-") or t.startswith("-")]
+    assert "out-of-distribution detection" in e
+
+
+def test_a_span_short_of_a_known_name_takes_the_whole_name(extractor, monkeypatch) -> None:
+    known = {"novel view synthesis": "task"}
+    real = extractor.gazetteer
+    monkeypatch.setattr(real, "type_of", lambda key, _orig=real.type_of: known.get(key) or _orig(key))
+    e = ents(extractor, "We study novel view synthesis from sparse images.")
+    assert e.get("novel view synthesis") == "task" and "view synthesis" not in e
