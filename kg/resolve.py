@@ -214,6 +214,9 @@ def known_short_forms() -> dict[ShortKey, Counter[str]]:
 
 
 # -- overrides ---------------------------------------------------------------------------------------------------
+_COMMENT = re.compile(r"(?:^|\s)#")
+
+
 @dataclass(frozen=True)
 class Overrides:
     """A user's corrections: ``split`` keeps two names on different nodes, ``merge`` joins them."""
@@ -226,7 +229,7 @@ class Overrides:
     def parse(cls, text: str, where: str = "overrides") -> Overrides:
         splits, merges = [], []
         for i, raw in enumerate(text.splitlines(), 1):
-            line = raw.split("#", 1)[0].strip()
+            line = _COMMENT.split(raw, maxsplit=1)[0].strip()  # "# ..." or " # ...": C# keeps its '#'
             if not line:
                 continue
             verb, _, rest = line.partition(":")

@@ -139,6 +139,7 @@ def test_overrides_split_and_merge(tmp_path: Path) -> None:
     n = nodes(ps, ov)
     assert n["p2", "MAP"] != n["p1", "maximum a posteriori"] and n["p1", "MAP"] != n["p1", "maximum a posteriori"]
     assert n["p3", "imitation learning"] == n["p3", "behavior cloning"] != n["p3", "behaviour cloning"]
+    assert Overrides.parse("merge: C# = CSharp  # a comment\n").merges == (("c#", "csharp", 1),)
     for bad in ("split: A", "merge: A = B = C", "join: A = B", "merge: LLMs = LLM"):
         with pytest.raises(InputError, match=r"overrides:1: "):
             Overrides.parse(bad)
