@@ -1,6 +1,6 @@
 """Entity resolution: do kg's nodes put the names of one thing together, and never two things into one?
 
-    python bench/resolution.py                          # kg-gold dev and train-2 (about 1 minute)
+    python bench/resolution.py                          # kg-gold dev and train-2 (about 10 seconds)
     python bench/resolution.py --store kg-store-5k      # and a built store's graph: hand sets, top-20 lists
 
 **Gold** (nothing kg produces): kg-gold's annotations. Each gold entity is one thing in its abstract: its text and

@@ -14,7 +14,8 @@ key). Resolution joins keys further, and says why each form joined its node:
 - **Overrides**: a user's file (``split: A | B``, ``merge: A = B``) undoes or adds a join.
 
 A term and its specialisation ("Q-learning", "deep Q-learning") keep different letters, so nothing here joins them.
-Deterministic: papers are read in id order and every choice breaks ties by sorted keys.
+Deterministic for papers given in one order (derive_graph gives them in id order): every choice breaks ties by
+sorted keys.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ _NOT_BRITISH = {"raised", "praised", "poised", "bruised", "cruised", "noised", "
                 "wiser", "riser", "risers", "miser", "misers", "geyser"}
 # Whole names written two ways (the letters differ, so the rules above cannot see them).
 _WHOLE = {"convnet": "convolutional network", "resnet": "residual network", "neural net": "neural network"}
+_DIGITS_APART = re.compile(r"(?<=\d) (?=\d)")
 _NET = re.compile(r"(?<=\w) nets?$")  # "generative adversarial nets" -> "... networks"
 # "convolutional neural network" = "convolutional network"; not for any word: a Bayesian network is no Bayesian
 # neural network, and a graph network (Battaglia et al.) is more than a graph neural network.
@@ -79,7 +81,7 @@ def variant_key(key: str) -> str:
     text = _WHOLE.get(text, text)
     text = _NET.sub(" network", text)
     text = _NEURAL_NETWORK.sub(r"\1 network", text)
-    return text.replace(" ", "")
+    return _DIGITS_APART.sub("_", text).replace(" ", "")  # "llama2 7b" is no "llama27b"
 
 
 # -- short forms -------------------------------------------------------------------------------------------------
@@ -248,7 +250,7 @@ class Overrides:
     def read(cls, path: str | Path) -> Overrides:
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = p.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{p}: cannot read the overrides file ({exc.__class__.__name__}: {exc})") from None
         return cls.parse(text, str(p))
@@ -317,7 +319,10 @@ class _Clusters:
             ra, rb, ma, mb = rb, ra, mb, ma
         self.parent.setdefault(ra, ra)
         self.parent[rb] = ra
-        self.members[ra] = ma | mb
+        if ra in self.members:
+            ma |= mb
+        else:
+            self.members[ra] = ma | mb
         self.members.pop(rb, None)
         return True
 
@@ -373,6 +378,7 @@ class Resolver:
         self.written: dict[ShortKey, str] = {}  # each short form as first written ("GPT-4" for ("gpt4", "GPT"))
         styled: dict[str, set[str]] = defaultdict(set)  # one-word names written as words ("Llama"), by letters
         compound: set[str] = set()  # names with a short form inside ("Wasserstein GAN")
+        worded: set[str] = set()  # keys some paper writes as a lower-case word
         for pid, ext in papers:
             self.n_papers += 1
             local = self._local(ext)
@@ -384,7 +390,10 @@ class Resolver:
                 key_count[k] += 1
                 keys.add(k)
                 if not m.short_form_of and " " not in m.text and not looks_like_acronym(m.text):
-                    styled[letters(m.text).casefold()].add(k)
+                    if m.text[:1].isupper():  # "Llama" for LLaMA
+                        styled[letters(m.text).casefold()].add(k)
+                    elif m.text.islower():  # "rope", "palm": a word, so the key is no name of its own
+                        worded.add(k)
                 if not m.short_form_of and _is_compound(m.text):
                     compound.add(" ".join(m.text.split()))
             for k in local.values():
@@ -406,6 +415,13 @@ class Resolver:
         # Clusters: spelling variants, then the overrides' merges.
         self.clusters = _Clusters(self.overrides.split_pairs())
         self.why_joined: dict[str, str] = {}
+        merges = known_names().merge_lines("kg's known names") + self.overrides.merge_lines()
+        for a, b, _ in merges:  # an override's names join their spelling variants first ("MSCOCO" with "MS COCO")
+            key_count[a] += 0
+            key_count[b] += 0
+        for pair in self.overrides.split_pairs():
+            for k in pair:
+                key_count[k] += 0
         by_variant: dict[str, list[str]] = defaultdict(list)
         for k in sorted(key_count):
             v = variant_key(k)
@@ -429,14 +445,14 @@ class Resolver:
                     a, _, b = other.split()
                     if a.startswith(m2[1]) and b.startswith(m2[2]) and self.clusters.union(other, k):
                         self.why_joined.setdefault(k, "spelling variant")
-        for a, b, why in known_names().merge_lines("kg's known names") + self.overrides.merge_lines():
+        for a, b, why in merges:
             if self.clusters.union(a, b):
                 self.why_joined[a] = self.why_joined[b] = why
         # Short forms: their meanings (by node). A longer wording of a short form's first meaning ("large
         # pre-trained language models (LLMs)", "Long Short Term Memory Network (LSTM)") is that meaning, and a
         # versioned name written as a short form ("GPT-4", "LLaMA 2") is the thing its one definition spells out.
         self._key_count = key_count
-        self._styled = {sk[1].casefold(): styled[sk[1].casefold()] for sk in defs
+        self._styled = {sk[1].casefold(): styled[sk[1].casefold()] - worded for sk in defs
                         if sk[1] != sk[1].upper() and sk[1] != sk[1].lower() and sk[1].casefold() in styled}
         self._set_reps()
         joins = self._meanings(defs)
@@ -522,11 +538,12 @@ class Resolver:
             main.papers.sort()
             self.meanings[sk] = kept
             if any(c.isdigit() for c in sk[0]):
-                # A versioned name ("GPT-4V", "Llama-2") is one thing, however its papers spell it out.
-                for k, m in kept:
-                    if m.papers:
-                        joins.append((k, sk[0], f"what {self.written.get(sk, sk[1])} stands for, defined in "
-                                                f"{m.papers[0]}"))
+                # A versioned name ("GPT-4V", "Llama-2") is one thing with the one thing its papers spell out;
+                # a short form that papers spell out as two things ("S2S": speech-to-speech, sequence-to-sequence)
+                # joins neither.
+                if len(_real(kept)) == 1 and main.papers:
+                    joins.append((main_key, sk[0], f"what {self.written.get(sk, sk[1])} stands for, defined in "
+                                                   f"{main.papers[0]}"))
             elif len(_real(kept)) == 1 and main.papers and sk[0] in self._styled.get(sk[1].casefold(), ()):
                 # A short form styled as a word ("LLaMA", "LoRA") and also written as one ("Llama"): one name.
                 joins.append((sk[0], main_key, f"the name {self.written.get(sk, sk[1])} stands for, defined in "
@@ -607,9 +624,9 @@ class Resolver:
     def _mention(self, m: Mention, local: dict[ShortKey, str], keys: set[str]) -> Resolved | None:
         if m.short_form_of:
             k = canonical_key(m.short_form_of)
-            if not k:
-                return None
             own = canonical_key(m.text)
+            if not k:
+                return Resolved(self.node(own), self.why_joined.get(own, "")) if own else None
             if own and self.clusters.same_apart(own, k):
                 return Resolved(self.node(own))
             node = self.node(k)

@@ -242,3 +242,29 @@ def test_markdown_emphasis_never_enters_a_name() -> None:
     forms = {a for _, d in g.nodes(data=True) if "aliases" in d for a in d["aliases"]}
     assert "diffusion influence" in names and "LLM-based" in names
     assert not any("*" in x for x in names | forms)
+
+
+def test_review_findings_stay_fixed(tmp_path: Path) -> None:
+    # a versioned short form spelled out as two things joins neither
+    ps = [paper(f"s{i}", "speech to speech translation", "S2S", defs=(("S2S", "speech to speech translation"),))
+          for i in range(3)]
+    ps += [paper("q1", "sequence to sequence", "S2S", defs=(("S2S", "sequence to sequence"),)),
+           paper("q2", "sequence to sequence"), paper("q3", "sequence to sequence")]
+    # a short form styled as a word joins its capitalised spelling, not a lower-case word
+    ps += [paper(f"r{i}", "rotary position embedding", "RoPE", defs=(("RoPE", "rotary position embedding"),))
+           for i in range(2)]
+    ps += [paper("w1", "rope", "knot tying"), paper("w2", "Rope"),
+           paper("l1", "LLaMA", "large language model meta ai", defs=(("LLaMA", "Large Language Model Meta AI"),)),
+           paper("l2", "Llama")]
+    # sizes across a space stay apart; an override reaches the other spellings of its names
+    ps += [paper("v1", "Llama 2 7B", "Llama 27B", "MSCOCO", "COCO")]
+    n = nodes(ps)
+    assert n["s0", "speech to speech translation"] != n["q1", "sequence to sequence"]
+    assert n["q2", "sequence to sequence"] == n["q1", "sequence to sequence"]
+    assert n["w1", "rope"] != n["r0", "rotary position embedding"] != n["w2", "Rope"]
+    assert n["l2", "Llama"] == n["l1", "LLaMA"]
+    assert n["v1", "Llama 2 7B"] != n["v1", "Llama 27B"]
+    assert n["v1", "MSCOCO"] == n["v1", "COCO"]  # kg's known names say "merge: MS COCO = COCO"
+    f = tmp_path / "bom.txt"
+    f.write_text("\ufeffsplit: MSCOCO | COCO\n", encoding="utf-8")
+    assert nodes(ps, Overrides.read(f))["v1", "MSCOCO"] != n["v1", "COCO"]
