@@ -152,10 +152,11 @@ _SUFFIX = re.compile(r"(ation|ing|ed|er|or)$")
 
 
 def _same_word(a: str, b: str) -> bool:
-    """One word of two wordings of a short form's meaning: the same, "vision"/"visual", or one stem with two
-    suffixes ("adapter"/"adaptation", "pretrained"/"pretraining"); never a word and its "-ing" ("model" /
-    "modeling": language model and language modeling are two things)."""
-    if a == b or {a, b} == {"vision", "visual"}:
+    """One word of two wordings of a short form's meaning: the same, "vision"/"visual", an adverb ("adversarial
+    training", "adversarially trained"), or one stem with two suffixes ("adapter"/"adaptation",
+    "pretrained"/"pretraining"); never a word and its "-ing" ("model"/"modeling": language model and language
+    modeling are two things)."""
+    if a == b or {a, b} == {"vision", "visual"} or a == b + "ly" or b == a + "ly":  # adversarial(ly)
         return True
     sa, sb = _SUFFIX.search(a), _SUFFIX.search(b)
     return bool(sa and sb) and len(a) > 5 and len(b) > 5 and a[: sa.start()] == b[: sb.start()]

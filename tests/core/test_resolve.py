@@ -263,6 +263,11 @@ def test_review_findings_stay_fixed(tmp_path: Path) -> None:
     assert n["q2", "sequence to sequence"] == n["q1", "sequence to sequence"]
     assert n["w1", "rope"] != n["r0", "rotary position embedding"] != n["w2", "Rope"]
     assert n["l2", "Llama"] == n["l1", "LLaMA"]
+    at = [paper(f"a{i}", "adversarial training", "AT", defs=(("AT", "adversarial training"),)) for i in range(3)]
+    at += [paper("b1", "adversarially trained", "AT", defs=(("AT", "adversarially trained"),)),
+           paper("b2", "adversarially trained"), paper("c1", "AT")]
+    m = nodes(at)  # two wordings of one meaning: AT alone is not ambiguous
+    assert m["c1", "AT"] == m["a0", "adversarial training"] == m["b1", "AT"]
     assert n["v1", "Llama 2 7B"] != n["v1", "Llama 27B"]
     assert n["v1", "MSCOCO"] == n["v1", "COCO"]  # kg's known names say "merge: MS COCO = COCO"
     f = tmp_path / "bom.txt"
