@@ -30,6 +30,9 @@ DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_
 RULES_VERSION = "rules-10"
 TRAINED_VERSION = "gold-6.1"  # gold-6 with abbreviations read from word initials first
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
+_DENIAL = re.compile(r"\b(?:without|eschew\w*|avoid\w*|instead of|rather than|not (?:use|using|require\w*|need\w*)|"
+                     r"no need for|free of|dispens\w* with)(?: (?:any|the|a|an|explicit|costly|additional|extra))?"
+                     r"\W*$")
 _MODIFIER = re.compile(r"-(?:based|driven|powered|guided|like|style|aware|enabled|assisted|centric)$",
                        re.IGNORECASE)
 _CUT = re.compile(r"^[\-\u2010\u2011]|[\-\u2010\u2011]$")
@@ -358,7 +361,19 @@ class Extractor:
 
             spans = [(c.start, c.end, c.type, canonical_key(text[c.start : c.end])) for c in chosen]
             rels = add_doc_relations(self.docrel, doc, spans, proposed, rels)
+        if self.rule_layer:
+            rels = [r for r in rels if not self._denied(text, chosen[r[0]], chosen[r[1]])]
         return rels
+
+    @staticmethod
+    def _denied(text: str, a: Candidate, b: Candidate) -> bool:
+        """True when the words just before either end deny or avoid it ("eschewing any fine-tuning", "without
+        retraining", "instead of RLHF"): the text does not state the relation."""
+        for c in (a, b):
+            before = text[max(0, c.start - 24) : c.start].lower()
+            if _DENIAL.search(before):
+                return True
+        return False
 
     @staticmethod
     def token_mentions(doc: Any, chosen: list[Candidate]) -> tuple[list[int], list[tuple[int, int, str]]]:

@@ -118,3 +118,18 @@ def test_a_modifier_names_the_thing_inside(extractor) -> None:
                         "data-driven control and evaluate it on GSM8K with transformer-based baselines.")
     assert not [t for t in e if t.lower().endswith(("-based", "-driven"))]
     assert "LLM" in e and "transformer" in e
+
+
+def test_a_denied_or_avoided_mention_takes_no_relation() -> None:
+    from kg.extract.pipeline import Extractor
+    from kg.extract.rules import Candidate
+
+    def denied(text: str, name: str) -> bool:
+        at = text.index(name)
+        return Extractor._denied(text, Candidate(0, 4, "method", 5), Candidate(at, at + len(name), "method", 5))
+
+    assert denied("ZeroTune adapts LLMs, eschewing any fine-tuning.", "fine-tuning")
+    assert denied("ZeroTune is evaluated without retraining.", "retraining")
+    assert denied("We use ZeroTune instead of RLHF.", "RLHF")
+    assert not denied("ZeroTune relies on fine-tuning.", "fine-tuning")
+    assert not denied("ZeroTune improves without-loss-of-generality fine-tuning.", "fine-tuning")
