@@ -88,9 +88,12 @@ def variant_key(key: str) -> str:
 _FUNCTION_WORDS = {"of", "over", "on", "in", "and", "for", "to", "the", "a", "with", "by", "from", "at", "via"}
 
 
+_PLURAL = re.compile(r"(?<=[A-Z0-9])'?s$")  # "LLMs", "LLM's"
+
+
 def letters(short: str) -> str:
     """A short form's letters as written, without a plural ("LLMs", "LLM's" -> "LLM"; "GPT-4" -> "GPT")."""
-    return "".join(c for c in re.sub(r"(?<=[A-Z0-9])'?s$", "", short) if c.isalpha())
+    return "".join(c for c in _PLURAL.sub("", short) if c.isalpha())
 
 
 def _case_only_function_words(short: str, long: str) -> bool:
@@ -313,8 +316,7 @@ class _Clusters:
         if ra == rb:
             return True
         ma, mb = self.members.get(ra, {ra}), self.members.get(rb, {rb})
-        if self.apart_keys and any(frozenset((x, y)) in self.apart for x in ma & self.apart_keys
-                                   for y in mb & self.apart_keys):
+        if self._apart(ma, mb):
             return False
         if (len(ma), ra) < (len(mb), rb):
             ra, rb, ma, mb = rb, ra, mb, ma
@@ -329,11 +331,13 @@ class _Clusters:
 
     def same_apart(self, a: str, b: str) -> bool:
         """True when ``a`` may not join ``b``'s node (an override keeps them apart)."""
-        if not self.apart_keys:
-            return False
-        ma = self.members.get(self.find(a), {a})
-        mb = self.members.get(self.find(b), {b})
-        return any(frozenset((x, y)) in self.apart for x in ma & self.apart_keys for y in mb & self.apart_keys)
+        ra, rb = self.find(a), self.find(b)
+        return self._apart(self.members.get(ra, {ra}), self.members.get(rb, {rb}))
+
+    def _apart(self, ma: set[str], mb: set[str]) -> bool:
+        """True when an override keeps some key of ``ma`` from some key of ``mb``."""
+        return bool(self.apart_keys) and any(frozenset((x, y)) in self.apart for x in ma & self.apart_keys
+                                             for y in mb & self.apart_keys)
 
 
 @dataclass(slots=True)
@@ -402,7 +406,7 @@ class Resolver:
             df.update(keys)
             compound.update(" ".join(lf.split()) for _, lf in ext.abbreviations if _is_compound(lf))
             for short, _ in ext.abbreviations:
-                self.written.setdefault(short_key(short), re.sub(r"(?<=[A-Z0-9])'?s$", "", short))
+                self.written.setdefault(short_key(short), _PLURAL.sub("", short))
             for sk, lk in local.items():
                 meaning = defs[sk].setdefault(lk, _Meaning())
                 meaning.papers.append(pid)
@@ -456,13 +460,7 @@ class Resolver:
         self._styled = {sk[1].casefold(): styled[sk[1].casefold()] - worded for sk in defs
                         if sk[1] != sk[1].upper() and sk[1] != sk[1].lower() and sk[1].casefold() in styled}
         self._set_reps()
-        joins = self._meanings(defs)
-        for a, b, why in joins:
-            if self.clusters.union(a, b):
-                self.why_joined.setdefault(a, why)
-        if joins:
-            self._set_reps()
-            self._meanings(defs)
+        self._join(self._meanings(defs), defs)
         self._index_short()
         # A name with a short form inside ("Wasserstein GAN", "KL-divergence", "multimodal LLMs") is the name with
         # it spelled out, wherever the short form has one meaning.
@@ -471,18 +469,22 @@ class Resolver:
             k = canonical_key(text)
             x = self._spelled(text, {}, set())
             if x and x != k:
-                spelled.append((k, x))
-        for k, x in spelled:
-            if self.clusters.union(k, x):
-                self.why_joined.setdefault(k, "short form inside the name spelled out")
-        if spelled:
-            self._set_reps()
-            self._meanings(defs)
-            self._index_short()
+                spelled.append((k, x, "short form inside the name spelled out"))
+        self._join(spelled, defs)
         for ms in self.meanings.values():  # only a short form with several meanings reads its context
             if len(_real(ms)) < 2:
                 for _, m in ms:
                     m.context = Counter()
+
+    def _join(self, joins: list[tuple[str, str, str]], defs: Mapping[ShortKey, Mapping[str, _Meaning]]) -> None:
+        """Join each (key, key, why); when any joined, the nodes' keys and the short forms' meanings again."""
+        for a, b, why in joins:
+            if self.clusters.union(a, b):
+                self.why_joined.setdefault(a, why)
+        if joins:
+            self._set_reps()
+            self._meanings(defs)
+            self._index_short()
 
     def _index_short(self) -> None:
         self.by_lower: dict[tuple[str, str], list[ShortKey]] = defaultdict(list)

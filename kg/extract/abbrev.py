@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _PAREN = re.compile(r"\(([^()]{1,80})\)")
@@ -44,9 +44,7 @@ _WORD_START = re.compile(r"(?<![^\s\-\u2010\u2011/])[^\W_]")
 def _initials(short: str, long: str) -> int | None:
     """Where the long form starts when the letters of ``short`` are initials of its words, matched from the end
     (``PPO``: *P*roximal *P*olicy *O*ptimization, not the *p* inside "optimization"); None otherwise."""
-    s_chars = [c.lower() for c in short if c.isalpha()]
-    if len(s_chars) > 2 and short.endswith("s") and short[-2].isupper():
-        s_chars.pop()
+    s_chars = _spelled(short, str.isalpha)
     if len(s_chars) < 2 or any(c.isdigit() for c in short):
         return None
     caps = [c.lower() for c in short.rstrip("s") if c.isupper()]
@@ -74,24 +72,34 @@ def _initials_of(s_chars: list[str], long: str) -> int | None:
     return at
 
 
+def _spelled(short: str, keep: Callable[[str], bool]) -> list[str]:
+    """The lower-case characters of ``short`` its long form spells (those ``keep`` accepts); a plural short form
+    ("LLMs") does not spell an extra "s"."""
+    chars = [c.lower() for c in short if keep(c)]
+    if len(chars) > 2 and short.endswith("s") and short[-2].isupper():
+        chars.pop()
+    return chars
+
+
 def _best_long_form(short: str, long: str) -> int | None:
     """Index in ``long`` where the long form starts, or None: the words' initials when they spell the short form,
-    else the Schwartz–Hearst backward match."""
+    else the Schwartz–Hearst backward match; extended back to the start of the word the first letter sits in,
+    across a hyphen ("SSL" of "self-supervised learning" is not "supervised learning", "MLLM" of "Multi-modal
+    Large Language Model" not "modal ...")."""
     at = _initials(short, long)
-    if at is not None:
-        while at > 0 and (long[at - 1].isalnum()
-                          or (long[at - 1] in "-\u2010\u2011" and at > 1 and long[at - 2].isalnum())):
-            at -= 1
-        return at
-    return _schwartz_hearst(short, long)
+    if at is None:
+        at = _schwartz_hearst(short, long)
+        if at is None:
+            return None
+    while at > 0 and (long[at - 1].isalnum()
+                      or (long[at - 1] in "-\u2010\u2011" and at > 1 and long[at - 2].isalnum())):
+        at -= 1
+    return at
 
 
 def _schwartz_hearst(short: str, long: str) -> int | None:
-    """Index in ``long`` where the long form starts, or None (the Schwartz–Hearst backward match)."""
-    s_chars = [c.lower() for c in short if c.isalnum()]
-    # A plural short form ("LLMs") does not spell an extra "s" in its long form.
-    if len(s_chars) > 2 and short.endswith("s") and short[-2].isupper():
-        s_chars.pop()
+    """Index in ``long`` of the short form's first letter, or None (the Schwartz–Hearst backward match)."""
+    s_chars = _spelled(short, str.isalnum)
     l_index = len(long) - 1
     lower = long.lower()
     for s_index in range(len(s_chars) - 1, -1, -1):
@@ -115,13 +123,7 @@ def _schwartz_hearst(short: str, long: str) -> int | None:
         if l_index < 0:
             return None
         l_index -= 1
-    start = l_index + 1
-    # Extend back to the start of the word the first letter sits in, across a hyphen: "SSL" of "self-supervised
-    # learning" is not "supervised learning", "MLLM" of "Multi-modal Large Language Model" not "modal ...".
-    while start > 0 and (long[start - 1].isalnum()
-                         or (long[start - 1] in "-\u2010\u2011" and start > 1 and long[start - 2].isalnum())):
-        start -= 1
-    return start
+    return l_index + 1
 
 
 def find_abbreviations(text: str) -> Iterator[Abbreviation]:

@@ -262,8 +262,8 @@ class Extractor:
         if self.rule_layer:
             # a span that stops at a hyphen is a word cut in two ("In-" of "In- and out-of-distribution")
             chosen = [c for c in chosen if not _CUT.search(text[c.start : c.end])]
-            # "LLM-based", "physics-informed"-like modifiers name the thing inside: "LLM" (kg-gold marks one
-            # "X-based" in 5,741 abstracts)
+            # a modifier ("LLM-based", "data-driven") names the thing inside: "LLM" (kg-gold marks one "X-based"
+            # in 5,741 abstracts)
             for c in chosen:
                 m = _MODIFIER.search(text[c.start : c.end])
                 if m and m.start() > 0 and not c.short_form_of:
