@@ -14,7 +14,6 @@ from kg.cypher.context import Context, activate, deactivate
 from kg.cypher.errors import CypherError, CypherSyntaxError, CypherTimeout, CypherWriteError, UnsupportedCypher
 from kg.cypher.executor import execute
 from kg.cypher.index import build_index, invalidate_index
-from kg.cypher.matcher import match
 from kg.cypher.parser import parse
 from kg.cypher.readonly import check_read_only, is_read_only
 from kg.cypher.values import Node, Path, Rel, to_json
@@ -65,7 +64,6 @@ def run_query(
     except RecursionError:
         raise CypherSyntaxError("query is nested too deeply to parse") from None
     ctx = Context(graph, dict(parameters or {}), timeout_s)
-    ctx.match = lambda patterns, where, rec: match(ctx, patterns, where, rec)
     token = activate(ctx)
     # A query makes many short-lived objects and no cycles worth collecting mid-query; a collection triggered
     # by them would walk every tracked object of a large graph (profiles showed 40 % of query time).

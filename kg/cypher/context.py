@@ -1,11 +1,12 @@
-"""Per-query execution state shared by evaluation and matching: graph, parameters, deadline."""
+"""Per-query execution state shared by evaluation and matching: graph, parameters, deadline, and the `Engine`
+that expression evaluation calls back through for patterns and subqueries."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 
@@ -13,7 +14,6 @@ from kg.cypher import ast as A
 from kg.cypher.errors import CypherError, CypherTimeout
 
 Record = dict[str, Any]
-MatchFn = Callable[[tuple[A.PathPattern, ...], A.Expr | None, Record], Iterator[Record]]
 
 # Memory bounds: the time limit alone cannot stop `reduce(s = 'x', i IN range(1, 40) | s + s)`, which
 # doubles a string 40 times in a few hundred units of work. Sizes are in characters or list elements.
@@ -27,8 +27,32 @@ ROW_BATCH = 1024
 _ACTIVE: ContextVar[Context | None] = ContextVar("kg_cypher_context", default=None)
 
 
+class Engine(Protocol):
+    """What expression evaluation needs from the query engine: pattern predicates and comprehensions, and
+    EXISTS/COUNT subqueries. The evaluator calls these through `Context.engine` rather than importing the
+    matcher and executor, which import the evaluator; `kg.cypher.executor.execute` installs its `Executor`."""
+
+    def match(self, patterns: tuple[A.PathPattern, ...], where: A.Expr | None, rec: Record) -> Iterator[Record]:
+        """Every extension of ``rec`` that matches all ``patterns`` and ``where``."""
+        ...
+
+    def subquery(self, query: A.SingleQuery, rec: Record) -> Iterator[Record]:
+        """Rows of an EXISTS/COUNT { ... } subquery run for the outer record ``rec``."""
+        ...
+
+
+class Detached:
+    """The engine of a context that no query runs in: patterns and subqueries cannot be evaluated."""
+
+    def match(self, patterns: tuple[A.PathPattern, ...], where: A.Expr | None, rec: Record) -> Iterator[Record]:
+        raise CypherError("pattern matching is not available here")
+
+    def subquery(self, query: A.SingleQuery, rec: Record) -> Iterator[Record]:
+        raise CypherError("subqueries are not available here")
+
+
 class Context:
-    """Per-query state: graph, parameters, deadline, current aggregate values, pattern matcher."""
+    """Per-query state: graph, parameters, deadline, current aggregate values, the engine to call back."""
 
     def __init__(self, graph: nx.MultiDiGraph, params: dict[str, Any], timeout_s: float) -> None:
         self.graph = graph
@@ -37,20 +61,17 @@ class Context:
         self.deadline = time.monotonic() + timeout_s
         self.ticks = 0
         self.agg_values: dict[int, Any] = {}
-        self.match: MatchFn = _no_matcher
+        self.engine: Engine = Detached()
         self.regexes: dict[str, Any] = {}  # compiled RE2 patterns (kg.cypher.regex)
         self.plans: dict[Any, Any] = {}  # match plans, keyed by pattern identity and bound names
         self.built = 0  # sizes charged by `charge`
+        self.now_ns: int | None = None  # the query's one clock instant (kg.cypher.temporal_build.query_now)
 
     def tick(self) -> None:
         # Reading the clock is comparatively slow, so only every 512 units of work.
         self.ticks += 1
         if not self.ticks & 511 and time.monotonic() > self.deadline:
             raise CypherTimeout(f"query exceeded its time limit of {self.timeout_s:g} s")
-
-
-def _no_matcher(patterns: Any, where: Any, rec: Record) -> Iterator[Record]:
-    raise CypherError("pattern matching is not available here")
 
 
 def charge(size: int, weight: int = 1) -> None:
@@ -85,3 +106,8 @@ def activate(ctx: Context | None) -> Any:
 
 def deactivate(token: Any) -> None:
     _ACTIVE.reset(token)
+
+
+def active() -> Context | None:
+    """The context of the query running now (made so by `activate`), or None outside a query."""
+    return _ACTIVE.get()

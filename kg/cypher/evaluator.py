@@ -273,23 +273,21 @@ def _reduce(e: A.Reduce, rec: Record, ctx: Context) -> Any:
 
 
 def _pattern_expr(e: A.PatternExpr, rec: Record, ctx: Context) -> Any:
-    matches = ctx.match(e.patterns, e.where, rec)
+    matches = ctx.engine.match(e.patterns, e.where, rec)
     if e.kind == "exists":
         return next(matches, None) is not None
     return sum(1 for _ in matches)
 
 
 def _subquery(e: A.Subquery, rec: Record, ctx: Context) -> Any:
-    from kg.cypher.executor import subquery_rows  # the executor imports this module
-
-    rows = subquery_rows(e.query, ctx, rec)
+    rows = ctx.engine.subquery(e.query, rec)
     if e.kind == "exists":
         return next(rows, None) is not None
     return sum(1 for _ in rows)
 
 
 def _pattern_comp(e: A.PatternComp, rec: Record, ctx: Context) -> Any:
-    return [evaluate(e.proj, r, ctx) for r in ctx.match((e.pattern,), e.where, rec)]
+    return [evaluate(e.proj, r, ctx) for r in ctx.engine.match((e.pattern,), e.where, rec)]
 
 
 _DISPATCH: dict[type, Callable[[Any, Record, Context], Any]] = {

@@ -141,13 +141,24 @@ def _single(query: A.SingleQuery, ctx: Context, outer: Record | None = None) -> 
     return records, scope  # a standalone CALL
 
 
-def subquery_rows(query: A.SingleQuery, ctx: Context, outer: Record) -> Iterator[Record]:
-    """Rows of an EXISTS/COUNT { ... } subquery run for one outer record."""
-    return _single(query, ctx, outer)[0]
+class Executor:
+    """The `kg.cypher.context.Engine` of one query: what expression evaluation calls back for patterns
+    (the matcher) and EXISTS/COUNT { ... } subqueries (a query part run from the outer record)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def match(self, patterns: tuple[A.PathPattern, ...], where: A.Expr | None, rec: Record) -> Iterator[Record]:
+        return match(self.ctx, patterns, where, rec)
+
+    def subquery(self, query: A.SingleQuery, rec: Record) -> Iterator[Record]:
+        return _single(query, self.ctx, rec)[0]
 
 
 def execute(query: A.Query, ctx: Context) -> tuple[list[str], Iterator[list[Any]]]:
-    """Columns and a lazy iterator of rows (internal values, not yet converted to JSON)."""
+    """Columns and a lazy iterator of rows (internal values, not yet converted to JSON). Installs the
+    query's `Executor` as ``ctx.engine``."""
+    ctx.engine = Executor(ctx)
     missing = sorted(query.params - set(ctx.params))
     if missing:
         raise CypherError("missing parameter(s): " + ", ".join(f"${m}" for m in missing))
