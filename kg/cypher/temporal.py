@@ -6,7 +6,9 @@ import datetime as _dt
 import importlib.resources
 import zoneinfo
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
+from math import trunc
 from typing import Any
 
 from kg.cypher.errors import CypherArgumentError
@@ -160,6 +162,17 @@ def duration(months: int, days: int, seconds: int, nanos: int) -> Duration:
     if not all(INT64_MIN <= v <= INT64_MAX for v in (months, days, seconds)):
         raise CypherArgumentError("duration out of range: its months, days and seconds must each fit in 64 bits")
     return Duration(months, days, seconds, nanos)
+
+
+def approx_duration(months: Fraction, days: Fraction, seconds: Fraction, nanos: Fraction) -> Duration:
+    """A duration from fractional parts: a fraction of a month becomes days and seconds (an average month),
+    a fraction of a day becomes seconds, as Neo4j does. Exact arithmetic, so 'P0.75M' is exactly PT...49.5S."""
+    m = trunc(months)
+    days += (months - m) * AVG_MONTH_S / 86_400
+    d = trunc(days)
+    seconds += (days - d) * 86_400
+    s = trunc(seconds)
+    return duration(m, d, s, trunc(nanos + (seconds - s) * NS))
 
 
 def has_date(v: Any) -> bool:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import math
 import time as _time
 from fractions import Fraction
-from math import trunc
 from typing import Any
 
-from kg.cypher.context import _ACTIVE
+from kg.cypher.context import active
 from kg.cypher.errors import CypherArgumentError, CypherTypeError
 from kg.cypher.temporal import (
-    AVG_MONTH_S,
     DAY_NS,
     NS,
     Date,
@@ -21,10 +19,10 @@ from kg.cypher.temporal import (
     LocalTime,
     Temporal,
     Time,
+    approx_duration,
     at_instant,
     civil_from_days,
     days_from_civil,
-    duration,
     has_date,
     has_time,
     in_zone,
@@ -55,17 +53,6 @@ def frac(v: Any, what: str) -> Fraction:
     if isinstance(v, float) and not math.isfinite(v):  # Fraction() would raise a bare ValueError: a 500
         raise CypherArgumentError(f"{what} must be a finite number, got {v!r}")
     return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)  # repr: 0.1 means one tenth
-
-
-def approx_duration(months: Fraction, days: Fraction, seconds: Fraction, nanos: Fraction) -> Duration:
-    """A duration from fractional parts: a fraction of a month becomes days and seconds (an average month),
-    a fraction of a day becomes seconds, as Neo4j does. Exact arithmetic, so 'P0.75M' is exactly PT...49.5S."""
-    m = trunc(months)
-    days += (months - m) * AVG_MONTH_S / 86_400
-    d = trunc(days)
-    seconds += (days - d) * 86_400
-    s = trunc(seconds)
-    return duration(m, d, s, trunc(nanos + (seconds - s) * NS))
 
 
 _DURATION_KEYS = {"years": 12, "quarters": 3, "months": 1, "weeks": 7, "days": 1, "hours": 3600,
@@ -99,14 +86,12 @@ def to_duration(arg: Any) -> Duration | None:
 # --- the clock: one instant per query for .statement and .transaction (and the plain forms) ---
 
 def query_now() -> int:
-    ctx = _ACTIVE.get()
+    ctx = active()
     if ctx is None:
         return _time.time_ns()
-    now = getattr(ctx, "_temporal_now", None)
-    if now is None:
-        now = _time.time_ns()
-        ctx._temporal_now = now  # type: ignore[attr-defined]
-    return now
+    if ctx.now_ns is None:
+        ctx.now_ns = _time.time_ns()
+    return ctx.now_ns
 
 
 def current(kind: str, tz: Any = None, realtime: bool = False) -> Temporal:

@@ -19,6 +19,7 @@ from kg.cypher.temporal import (
     Temporal,
     Time,
     add_months,
+    approx_duration,
     at_instant,
     civil_from_days,
     days_from_civil,
@@ -32,7 +33,7 @@ from kg.cypher.temporal import (
     trem,
     weekday,
 )
-from kg.cypher.temporal_build import KINDS, approx_duration, construct, current, frac, to_duration, truncate
+from kg.cypher.temporal_build import KINDS, construct, current, frac, to_duration, truncate
 from kg.cypher.values import is_number, type_name
 
 _MIN_DAY, _MAX_DAY = days_from_civil(MIN_YEAR, 1, 1), days_from_civil(MAX_YEAR, 12, 31)

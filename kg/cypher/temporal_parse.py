@@ -14,6 +14,7 @@ from kg.cypher.temporal import (
     LocalDateTime,
     LocalTime,
     Time,
+    approx_duration,
     days_from_civil,
     in_zone,
     month_len,
@@ -162,8 +163,6 @@ def _num(text: str | None) -> Fraction:
 
 def parse_duration(text: str) -> Duration:
     """P[nY][nM][nW][nD][T[nH][nM][nS]] with signed, fractional parts, or PYYYY-MM-DDThh:mm:ss."""
-    from kg.cypher.temporal_build import approx_duration
-
     s = text.strip()
     m = _DURATION.fullmatch(s) or _DURATION_ALT.fullmatch(s)
     if m is None or s.upper() in ("P", "-P") or s.upper().endswith("T"):
