@@ -60,6 +60,7 @@ class Column:
                 self.exact = False
         self._codes: np.ndarray | None = None
         self.ncodes = 0
+        self.joined_text: Any = False  # kg.cypher.textscan.joined's cache: False until built, None if unusable
 
     def codes(self) -> np.ndarray:
         """Group codes: equal under Cypher grouping (``hkey``) means equal code."""

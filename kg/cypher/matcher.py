@@ -37,6 +37,45 @@ def match(ctx: Context, patterns: tuple[A.PathPattern, ...], where: A.Expr | Non
     return run.step(0)
 
 
+def candidates(ctx: Context, hint: tuple[Any, ...] | None, rec: Record) -> Iterable[Any]:
+    """Ids of the nodes a plan's bind op may bind given its `planner.Op.hint` (label, key or property value,
+    evaluated in ``rec``); the graph's whole node table (``ctx.graph._node``, itself) when the hint narrows
+    nothing. Callers still check labels and properties."""
+    graph = ctx.graph
+    if hint is None:
+        return graph._node
+    if hint[0] == "label":
+        index = get_index(graph)
+        return [nid for lb in hint[1] for nid in index.nodes_with_label(graph, lb)]
+    value = evaluate(hint[2], rec, ctx)
+    if value is None:
+        return ()
+    if hint[0] in ("key", "keys"):
+        if hint[0] == "key":
+            values = [value]
+        elif is_list(value):
+            values = list({hkey(v): v for v in value if v is not None}.values())
+        else:
+            return graph._node  # let the WHERE filter report the type error
+        return _by_id(ctx, [v for v in values if _hashable(v)], exact=not hint[1])
+    if not _hashable(value):
+        return graph._node
+    return get_index(graph).nodes_with_property(graph, hint[1], value)
+
+
+def _by_id(ctx: Context, values: list[Any], exact: bool) -> list[Any]:
+    """Nodes by key; for `.id` lookups a key whose `id` property differs falls back to the index."""
+    graph = ctx.graph
+    out: list[Any] = []
+    for v in values:
+        attrs = graph._node.get(v)
+        if attrs is not None and (exact or equals(attrs.get("id"), v) is True):
+            out.append(v)
+        elif not exact:
+            out.extend(get_index(graph).nodes_with_property(graph, "id", v))
+    return out
+
+
 def _props(ctx: Context, expr: A.Expr | None, rec: Record) -> dict[str, Any] | None:
     if expr is None:
         return None
@@ -101,40 +140,6 @@ class _Run:
                     return False
         return True
 
-    def _candidates(self, hint: tuple[Any, ...] | None) -> Iterable[Any]:
-        graph = self.ctx.graph
-        if hint is None:
-            return graph._node
-        if hint[0] == "label":
-            index = get_index(graph)
-            return [nid for lb in hint[1] for nid in index.nodes_with_label(graph, lb)]
-        value = evaluate(hint[2], self.rec, self.ctx)
-        if value is None:
-            return ()
-        if hint[0] in ("key", "keys"):
-            if hint[0] == "key":
-                values = [value]
-            elif is_list(value):
-                values = list({hkey(v): v for v in value if v is not None}.values())
-            else:
-                return graph._node  # let the WHERE filter report the type error
-            return self._by_id([v for v in values if _hashable(v)], exact=not hint[1])
-        if not _hashable(value):
-            return graph._node
-        return get_index(graph).nodes_with_property(graph, hint[1], value)
-
-    def _by_id(self, values: list[Any], exact: bool) -> list[Any]:
-        """Nodes by key; for `.id` lookups a key whose `id` property differs falls back to the index."""
-        graph = self.ctx.graph
-        out: list[Any] = []
-        for v in values:
-            attrs = graph._node.get(v)
-            if attrs is not None and (exact or equals(attrs.get("id"), v) is True):
-                out.append(v)
-            elif not exact:
-                out.extend(get_index(graph).nodes_with_property(graph, "id", v))
-        return out
-
     def _bind(self, op: Op, k: int) -> Iterator[Record]:
         npat = self.patterns[op.pi].nodes[op.idx]
         props = _props(self.ctx, npat.props, self.rec)
@@ -148,7 +153,7 @@ class _Run:
         label_done = op.hint is not None and op.hint[0] == "label" and len(npat.labels) == 1
         must_check = bool(props) or (bool(npat.labels) and not label_done)
         slots, ctx, var, rec = self.nodes[op.pi], self.ctx, npat.var, self.rec
-        for nid in self._candidates(op.hint):
+        for nid in candidates(ctx, op.hint, rec):
             ctx.tick()
             if must_check and not self._node_ok(nid, npat, props):
                 continue

@@ -24,7 +24,8 @@ Row = tuple[Record, Record | None]
 _NO_ARGS: list[Any] = []  # (projected record, source record for ORDER BY or None)
 
 
-def _count(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
+def skip_limit(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
+    """The value of a SKIP or LIMIT (``what``) expression: a non-negative integer constant or parameter."""
     if expr is None:
         return None
     if free_vars(expr):
@@ -37,8 +38,8 @@ def _count(expr: A.Expr | None, what: str, ctx: Context) -> int | None:
 
 def _page(rows: Iterable[Row], proj: A.Projection, ctx: Context) -> Iterator[Row]:
     """SKIP/LIMIT that read parameters: checked when the first row is asked for, as at run time in Neo4j."""
-    skip = _count(proj.skip, "SKIP", ctx) or 0
-    limit = _count(proj.limit, "LIMIT", ctx)
+    skip = skip_limit(proj.skip, "SKIP", ctx) or 0
+    limit = skip_limit(proj.limit, "LIMIT", ctx)
     yield from itertools.islice(rows, skip, None if limit is None else skip + limit)
 
 
@@ -67,8 +68,8 @@ def project(records: Iterable[Record], proj: A.Projection, scope: list[str], ctx
         if aggregates_in(e):
             raise CypherSyntaxError("ORDER BY may only use an aggregate that also appears as a RETURN/WITH item")
     lazy_page = any(isinstance(x, A.Param) for e in (proj.skip, proj.limit) if e is not None for x in walk(e))
-    skip = None if lazy_page else _count(proj.skip, "SKIP", ctx)
-    limit = None if lazy_page else _count(proj.limit, "LIMIT", ctx)
+    skip = None if lazy_page else skip_limit(proj.skip, "SKIP", ctx)
+    limit = None if lazy_page else skip_limit(proj.limit, "LIMIT", ctx)
     # WHERE may read variables from before the WITH (not after aggregation): rows then keep their source.
     needs_source = False
     if where is not None:

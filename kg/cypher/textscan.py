@@ -43,8 +43,9 @@ class JoinedText:
 
 
 def joined(column: Any) -> JoinedText | None:
-    """The joined text of a `kg.cypher.columns.Column` (built once, kept on it), or None when it does not apply."""
-    cached = getattr(column, "_joined", False)
+    """The joined text of a `kg.cypher.columns.Column` (built once, kept in its ``joined_text``), or None when it
+    does not apply."""
+    cached = getattr(column, "joined_text", False)
     if cached is False:
         cached = None
         values = column.obj.tolist()
@@ -52,5 +53,5 @@ def joined(column: Any) -> JoinedText | None:
             cached = JoinedText(values)
             if cached.text.count(SEP) != len(values) + 1:  # a value holds the separator
                 cached = None
-        column._joined = cached
+        column.joined_text = cached
     return cached

@@ -22,7 +22,7 @@ from kg.cypher.columns import Csr, Topology, topology
 from kg.cypher.context import Context, Record
 from kg.cypher.errors import CypherTimeout
 from kg.cypher.evaluator import evaluate
-from kg.cypher.matcher import _Run
+from kg.cypher.matcher import candidates
 from kg.cypher.planner import Op, Planner
 from kg.cypher.projection import project
 from kg.cypher.values import LABEL_ATTR, Node, Rel
@@ -152,7 +152,7 @@ class _Frame:
         else:
             if free_vars(hint[2]):
                 raise NotVectorizable
-            found = _Run(ctx, patterns, [], {})._candidates(hint)
+            found = candidates(ctx, hint, {})
             if found is ctx.graph._node:
                 cand = np.arange(len(topo), dtype=np.int32)
             else:

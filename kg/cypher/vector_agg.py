@@ -10,7 +10,7 @@ import numpy as np
 from kg.cypher import ast as A
 from kg.cypher.analysis import aggregates_in, substitute
 from kg.cypher.context import Context, Record
-from kg.cypher.projection import _count, project
+from kg.cypher.projection import project, skip_limit
 from kg.cypher.values import Node, sort_key
 
 DENSE_SLACK = 65_536  # grouping counts codes in a table when their range is under 4 per row plus this
@@ -89,10 +89,10 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
                  for it, (kind, i) in zip(proj.items, plan, strict=True)} for j, g in enumerate(kept.tolist())]
 
     if by_columns:
-        # ORDER BY returned columns: sort group numbers (as projection._sort sorts rows: stable, last key
+        # ORDER BY returned columns: sort group numbers (as `projection` sorts rows: stable, last key
         # first), cut SKIP/LIMIT, and build rows only for the groups kept.
-        skip = _count(proj.skip, "SKIP", ctx) or 0
-        limit = _count(proj.limit, "LIMIT", ctx)
+        skip = skip_limit(proj.skip, "SKIP", ctx) or 0
+        limit = skip_limit(proj.limit, "LIMIT", ctx)
         ranked = np.arange(groups)
         kind, i = column[order[0][0].name] if order else ("", 0)  # type: ignore[attr-defined]
         if limit is not None and kind == "count" and skip + limit < groups:
