@@ -14,7 +14,7 @@ from kg.cypher.context import Context, activate, deactivate
 from kg.cypher.errors import CypherError, CypherSyntaxError, CypherTimeout, CypherWriteError, UnsupportedCypher
 from kg.cypher.executor import execute
 from kg.cypher.index import build_index, invalidate_index
-from kg.cypher.parser import parse
+from kg.cypher.parser import parse_read_only
 from kg.cypher.readonly import check_read_only, is_read_only
 from kg.cypher.values import Node, Path, Rel, to_json
 
@@ -60,7 +60,7 @@ def run_query(
     if type(max_rows) is not int or max_rows < 0:
         raise CypherError(f"max_rows must be a non-negative integer, got {max_rows!r}")
     try:
-        parsed = _checked_parse(query) if len(query) <= _CACHED_QUERY_CHARS else _check_and_parse(query)
+        parsed = _checked_parse(query) if len(query) <= _CACHED_QUERY_CHARS else parse_read_only(query)
     except RecursionError:
         raise CypherSyntaxError("query is nested too deeply to parse") from None
     ctx = Context(graph, dict(parameters or {}), timeout_s)
@@ -111,15 +111,10 @@ def _settle(left: int) -> None:
         gc.freeze()
 
 
-def _check_and_parse(query: str) -> Any:
-    check_read_only(query)
-    return parse(query)
-
-
 # The same query text comes again and again (API clients, parameters apart): tokenizing and parsing it is then
 # most of a lookup's time. The AST is immutable, so one parse serves every run.
 _CACHED_QUERY_CHARS = 4096
-_checked_parse = functools.lru_cache(maxsize=512)(_check_and_parse)
+_checked_parse = functools.lru_cache(maxsize=512)(parse_read_only)
 
 
 def _spend(v: Any, budget: list[int]) -> None:

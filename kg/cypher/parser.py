@@ -18,8 +18,9 @@ from kg.cypher.ast import (
     With,
 )
 from kg.cypher.errors import CypherSyntaxError, CypherWriteError, UnsupportedCypher
+from kg.cypher.lexer import Token, tokenize
 from kg.cypher.parser_expr import ExprParser
-from kg.cypher.readonly import PROCEDURE_COLUMNS, SERVER_READ_PROCEDURES, WRITE_CLAUSES
+from kg.cypher.readonly import PROCEDURE_COLUMNS, SERVER_READ_PROCEDURES, WRITE_CLAUSES, check_tokens
 from kg.cypher.semantics import check_query
 
 _CLAUSE_HINT = "a clause (MATCH, OPTIONAL MATCH, WITH, UNWIND, RETURN)"
@@ -181,9 +182,19 @@ class Parser(ExprParser):
         return ReturnItem(expr, text, False)
 
 
-def parse(text: str) -> Query:
-    """Parse and statically check `text`; raises CypherSyntaxError (CypherTypeError for a property read
-    on a value that cannot have properties), CypherWriteError or UnsupportedCypher."""
-    query = Parser(text).parse_query()
+def parse(text: str, toks: list[Token] | None = None) -> Query:
+    """Parse and statically check `text` (given its tokens ``toks``, or tokenizing it); raises CypherSyntaxError
+    (CypherTypeError for a property read on a value that cannot have properties), CypherWriteError or
+    UnsupportedCypher."""
+    query = Parser(text, toks).parse_query()
     check_query(query)
     return query
+
+
+def parse_read_only(text: str) -> Query:
+    """The engine's front end: tokenize `text` once, refuse anything that could write (`readonly.check_tokens`,
+    whose CypherWriteError comes before any syntax error the parser would find), then parse and check the
+    same tokens."""
+    toks = tokenize(text)
+    check_tokens(toks)
+    return parse(text, toks)

@@ -14,9 +14,10 @@ _NAME_KINDS = ("IDENT", "QIDENT")
 class TokenStream:
     """Cursor over the token list with keyword/operator matching and one-line error messages."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, toks: list[Token] | None = None) -> None:
+        """``toks``: the tokens of ``text`` when the caller has them already (they are only read)."""
         self.text = text
-        self.toks: list[Token] = tokenize(text)
+        self.toks: list[Token] = tokenize(text) if toks is None else toks
         self.i = 0
         self.params: set[str] = set()
         # >0 while parsing WHERE or size(...): the only places a bare pattern means something we support.
