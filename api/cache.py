@@ -23,7 +23,7 @@ _PRIVATE = (b"set-cookie", b"vary", b"cache-control")
 def cacheable_store(store: Store | None) -> bool:
     """Only a store whose answers are fixed while served: the embedded one opened read-only (a Neo4j database
     may be written by others under the server)."""
-    return store is not None and hasattr(store, "graph") and not getattr(store, "writable", True)
+    return store is not None and store.fixed()
 
 
 class ResponseCache:

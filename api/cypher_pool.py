@@ -213,7 +213,7 @@ class CypherPool:
 
             with contextlib.suppress(KGError):  # builds the graph's label index once, in the shared copy
                 self.store.cypher("MATCH (n) RETURN n LIMIT 1", {}, max_rows=1, timeout_s=60)
-            graph = getattr(self.store, "graph", None)
+            graph = self.store.local_graph()
             if graph is not None:  # Cypher's arrays too (a fraction of a second), or every worker builds its own
                 from kg.cypher.columns import topology
 

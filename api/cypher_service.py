@@ -17,8 +17,8 @@ from kg.store.base import Store
 def can_isolate(store: Store) -> bool:
     """Worker processes need fork and fd passing (POSIX) and a store that runs Cypher in this process
     (the embedded one); a Neo4j server runs queries, and enforces their limits, itself."""
-    return (os.name == "posix" and hasattr(socket, "send_fds") and hasattr(store, "graph")
-            and not getattr(store, "writable", False))
+    return (os.name == "posix" and hasattr(socket, "send_fds") and store.local_graph() is not None
+            and store.fixed())
 
 
 class CypherService:

@@ -16,18 +16,14 @@ from api.middleware import BodyLimit, TokenAuth, redact_access_log
 from api.routes import cypher, entities, explore, meta, papers, search
 from api.settings import Settings
 from kg import __version__
-from kg.errors import StoreError
-from kg.store import store_class
-from kg.store.base import Store
+from kg.store import open_store as open_store_kind
+from kg.store.base import Store, StoreOptions
 
 
 def open_store(settings: Settings) -> Store:
-    """Open the configured store read-only; serving never writes."""
-    if settings.store_kind != "embedded":
-        # A Neo4j store needs a driver that its opener owns and closes: `kg serve --store neo4j` does that.
-        raise StoreError(f"the app can open only the embedded store by itself; serve the {settings.store_kind} "
-                         f"store with `kg serve --store {settings.store_kind}`")
-    return store_class("embedded")(settings.store_dir)  # type: ignore[call-arg]
+    """Open the configured store read-only (any kind in kg.store's registry); serving never writes. A Neo4j
+    store is served by ``kg serve --store neo4j``, which opens it with its server's address and credentials."""
+    return open_store_kind(StoreOptions(kind=settings.store_kind, store_dir=settings.store_dir))
 
 
 def create_app(settings: Settings | None = None, *, store: Store | None = None,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,6 +23,8 @@ from kg.procs import die_with_parent
 from kg.readers import PaperRecord, Skip, read_papers
 from kg.resolve import Overrides, keep_overrides, store_overrides
 from kg.store.base import Store
+
+log = logging.getLogger(__name__)
 
 BATCH = 64
 _LOCATION = re.compile(r":(?=\d+(?:\s|$)| entry \d)")
@@ -97,9 +99,9 @@ def _batches(items: Iterable[PaperRecord | Skip], n: int) -> Iterator[list[Paper
 
 
 class SkipWarnings:
-    """Print skipped records as warnings, at most ``per_reason`` of each kind for each input file: a binary or
-    badly damaged file would otherwise print a line per line of it, while distinct problems all show.
-    ``finish`` then says how many more each file had, by kind."""
+    """Log skipped records as warnings (the CLI shows each as ``kg: warning: ...``), at most ``per_reason`` of
+    each kind for each input file: a binary or badly damaged file would otherwise print a line per line of it,
+    while distinct problems all show. ``finish`` then says how many more each file had, by kind."""
 
     def __init__(self, per_reason: int = 10) -> None:
         self.per_reason = per_reason
@@ -111,15 +113,14 @@ class SkipWarnings:
         source = _LOCATION.split(s.where, maxsplit=1)[0]
         if self.shown[source, s.reason] < self.per_reason:
             self.shown[source, s.reason] += 1
-            print(f"kg: warning: {s.message()}", file=sys.stderr)
+            log.warning("%s", s.message())
         else:
             self.hidden.setdefault(source, Counter())[s.reason] += 1
 
     def finish(self) -> None:
         for source, reasons in self.hidden.items():
             kinds = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
-            print(f"kg: warning: {source}: {sum(reasons.values()):,} more skipped records not shown ({kinds})",
-                  file=sys.stderr)
+            log.warning("%s: %s more skipped records not shown (%s)", source, f"{sum(reasons.values()):,}", kinds)
         self.hidden.clear()
 
 
@@ -141,7 +142,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     summary = BuildSummary()
     existing = store.load_inputs()
     summary.papers_before = len(existing)
-    cache: ExtractionCache = store.cache  # type: ignore[attr-defined]
+    cache: ExtractionCache = store.cache
     reusable = cache.hashes()  # only hashes: extractions stay on disk until the graph is derived
     seen: dict[str, str] = {}  # paper id -> record hash, for this build's papers
     serial: Extractor | None = None

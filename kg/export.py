@@ -15,7 +15,7 @@ import networkx as nx
 import orjson
 
 from kg.cypher.temporal import Temporal
-from kg.errors import InputError, StoreError
+from kg.errors import InputError
 from kg.graph import PaperInput
 from kg.store.base import Store
 
@@ -34,14 +34,7 @@ class ExportResult:
 
 def store_graph(store: Store) -> nx.MultiDiGraph:
     """The whole graph of ``store``: the embedded store holds it; the Neo4j store fetches it."""
-    fetch = getattr(store, "fetch_graph", None)
-    if callable(fetch):
-        graph: nx.MultiDiGraph = fetch()
-        return graph
-    graph = getattr(store, "graph", None)
-    if not isinstance(graph, nx.MultiDiGraph):
-        raise StoreError(f"the {type(store).__name__} cannot export its whole graph")
-    return graph
+    return store.whole_graph()
 
 
 def _props(attrs: Mapping[str, Any], reserved: str) -> dict[str, Any]:

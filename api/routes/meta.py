@@ -16,11 +16,10 @@ from kg.store.base import Store
 # (15 ms of the interpreter at 5k papers) would make liveness the slowest light endpoint. Other stores (Neo4j,
 # which builds may write while it is served) are counted every time.
 _STATS: weakref.WeakKeyDictionary[Store, Stats] = weakref.WeakKeyDictionary()
-_KIND: weakref.WeakKeyDictionary[Store, str] = weakref.WeakKeyDictionary()
 
 
 def _stats(store: Store) -> Stats:
-    if getattr(store, "writable", True):
+    if not store.fixed():
         return store.stats()
     st = _STATS.get(store)
     if st is None:
@@ -45,18 +44,14 @@ async def stats(store: StoreDep) -> Stats:
 @router.get("/health", response_model=Health)
 async def health(store: StoreDep) -> Health:
     """Liveness with a real read: the number of papers and which store answers."""
-    return await read(store, _health, store, light=store in _STATS and store in _KIND)
+    return await read(store, _health, store, light=store in _STATS)
 
 
 def prime(store: Store) -> None:
-    """Count the store and name it now (kg serve does, while it builds the indexes), so that the first /health
-    is as light as the rest."""
+    """Count the store now (kg serve does, while it builds the indexes), so that the first /health is as
+    light as the rest."""
     _health(store)
 
 
 def _health(store: Store) -> Health:
-    kind = _KIND.get(store)
-    if kind is None:  # info() walks the store's files: once per store, not on every poll
-        info = getattr(store, "info", None)
-        kind = _KIND[store] = str(info().get("store", "")) if callable(info) else type(store).__name__
-    return Health(status="ok", papers=_stats(store).papers, store=kind)
+    return Health(status="ok", papers=_stats(store).papers, store=store.kind or type(store).__name__)

@@ -5,37 +5,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from kg.cli.main import store_dir_option
-from kg.store.base import Store
-
-STORES = ("embedded", "neo4j")
-
-
-@dataclass(frozen=True, slots=True)
-class StoreOptions:
-    """What ``--store`` and its companions said; ``store_dir`` is also the Neo4j store's extraction cache."""
-
-    kind: str = "embedded"
-    store_dir: str = "kg-store"
-    neo4j_uri: str = "bolt://localhost:7687"
-    neo4j_user: str = "neo4j"
-    neo4j_password: str = ""
-    neo4j_database: str | None = None
-
-    def label(self) -> str:
-        """How messages name the store: its directory, or its server (and database)."""
-        if self.kind == "embedded":
-            return self.store_dir
-        return self.neo4j_uri + (f" database {self.neo4j_database}" if self.neo4j_database else "")
-
+from kg.store import open_store as open_kind
+from kg.store import store_kinds
+from kg.store.base import Store, StoreOptions
 
 _OPTIONS = [
-    click.option("--store", "store_kind", type=click.Choice(STORES), envvar="KG_STORE", default="embedded",
+    click.option("--store", "store_kind", type=click.Choice(store_kinds()), envvar="KG_STORE", default="embedded",
                  show_default=True, help="Where the graph lives (env KG_STORE)."),
     store_dir_option,
     click.option("--neo4j-uri", envvar="NEO4J_URI", default="bolt://localhost:7687", show_default=True,
@@ -65,19 +45,6 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextmanager
 def open_store(opts: StoreOptions, *, writable: bool = False, wait: bool = False) -> Iterator[Store]:
-    """The store ``opts`` names, closed (and its driver with it) on leaving the block."""
-    if opts.kind == "embedded":
-        from kg.store.embedded import EmbeddedStore
-
-        with EmbeddedStore(opts.store_dir, writable=writable, wait=wait) as store:
-            yield store
-        return
-    from kg.store.neo4j import Neo4jStore
-    from kg.store.neo4j_connect import connect
-
-    driver = connect(opts.neo4j_uri, opts.neo4j_user, opts.neo4j_password, opts.neo4j_database)
-    try:
-        with Neo4jStore(driver, database=opts.neo4j_database, cache_dir=opts.store_dir) as store:
-            yield store
-    finally:
-        driver.close()
+    """The store ``opts`` names (any kind in kg.store's registry), closed on leaving the block."""
+    with open_kind(opts, writable=writable, wait=wait) as store:
+        yield store

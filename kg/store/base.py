@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import networkx as nx
 
+from kg.errors import StoreError
 from kg.graph import PaperInput
 from kg.models import (
     CypherResult,
@@ -26,9 +28,67 @@ from kg.models import (
     Trends,
 )
 
+if TYPE_CHECKING:
+    from kg.cache import ExtractionCache
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOptions:
+    """Where a store is: its kind (a name in ``kg.store``'s registry) and what that kind needs to open it.
+    ``store_dir`` is the embedded store's folder, and the extraction log's folder of any other kind."""
+
+    kind: str = "embedded"
+    store_dir: str = "kg-store"
+    neo4j_uri: str = "bolt://localhost:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str | None = None
+
+    def label(self) -> str:
+        """How messages name the store: its directory, or its server (and database)."""
+        if self.kind == "embedded":
+            return self.store_dir
+        return self.neo4j_uri + (f" database {self.neo4j_database}" if self.neo4j_database else "")
+
 
 class Store(ABC):
-    """A knowledge graph store. Writes replace the derived graph as a whole; reads return kg models."""
+    """A knowledge graph store. Writes replace the derived graph as a whole; reads return kg models.
+
+    Callers use only what is declared here: a store that has no graph in this process says so through
+    ``local_graph()`` returning None, never by lacking an attribute.
+    """
+
+    kind: ClassVar[str] = ""  # its name in the registry (kg.store.store_kinds), as --store and /health say it
+    cache: ExtractionCache  # the extraction log: what each paper's extraction was, for builds to reuse
+
+    @classmethod
+    def open(cls, options: StoreOptions, *, writable: bool = False, wait: bool = False) -> Self:
+        """Open the store ``options`` names (read-only unless ``writable``; ``wait`` for another build's lock);
+        the store owns what it opened (files, a driver) and releases it in ``close``. Every kind in the
+        registry implements it; a view over a graph in hand (an in-memory subgraph) cannot be opened."""
+        raise StoreError(f"a {cls.__name__} cannot be opened by name; it is made over a graph in hand")
+
+    # -- what callers may rely on --------------------------------------------------------------------
+    def fixed(self) -> bool:
+        """Whether its answers cannot change while it is open (an embedded store opened read-only), so they
+        may be cached. False for a database others may write to."""
+        return False
+
+    def local_graph(self) -> nx.MultiDiGraph | None:
+        """The graph held in this process, when the store answers Cypher itself from memory (worker processes
+        can share it); None for a store whose server runs queries."""
+        return None
+
+    def whole_graph(self) -> nx.MultiDiGraph:
+        """The whole graph, for exports: the one held in memory, or fetched from the server."""
+        graph = self.local_graph()
+        if graph is None:
+            raise StoreError(f"the {self.kind or type(self).__name__} store cannot export its whole graph")
+        return graph
+
+    def info(self) -> dict[str, Any]:
+        """What ``kg stats`` and /health say about where the store is: at least ``{"store": kind}``."""
+        return {"store": self.kind}
 
     # -- writing ---------------------------------------------------------------------------------
     @abstractmethod
@@ -56,7 +116,7 @@ class Store(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files, locks or sessions."""
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

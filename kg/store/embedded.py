@@ -23,6 +23,7 @@ from kg.fulltext import FULLTEXT_DIR, FullTextIndex
 from kg.graph import PaperInput, with_dates
 from kg.related import RelatedIndex, TextIndex
 from kg.store import filelock
+from kg.store.base import StoreOptions
 from kg.store.nxreads import NxReads, entity_name_keys, graph_text_index, paper_entity_map
 from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
 
@@ -202,6 +203,12 @@ class EmbeddedStore(NxReads):
     directory fails at once with a clear message instead of interleaving writes.
     """
 
+    kind = "embedded"
+
+    @classmethod
+    def open(cls, options: StoreOptions, *, writable: bool = False, wait: bool = False) -> EmbeddedStore:
+        return cls(options.store_dir, writable=writable, wait=wait)
+
     def __init__(self, path: str | os.PathLike[str], *, writable: bool = False, wait: bool = False) -> None:
         self.path = Path(path)
         self.writable = writable
@@ -337,6 +344,9 @@ class EmbeddedStore(NxReads):
             tmp.unlink(missing_ok=True)
         for tmp in (self.path / f".{FULLTEXT_DIR}.tmp", self.path / f".{FULLTEXT_DIR}.old"):
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def fixed(self) -> bool:
+        return not self.writable  # a build writes it; nothing else does while it is open read-only
 
     def close(self) -> None:
         if self._lock_fd is not None:

@@ -31,6 +31,8 @@ from kg.models import CypherResult
 from kg.readers import PaperRecord
 from kg.resolve import store_overrides
 from kg.store import neo4j_queries as Q
+from kg.store.base import StoreOptions
+from kg.store.neo4j_connect import connect
 from kg.store.neo4j_lock import DEFAULT_LEASE_S, BuildLock
 from kg.store.neo4j_reads import BoltReads, add_edge, add_node
 from kg.store.neo4j_values import driver_props, to_json, unresolved_ends
@@ -85,6 +87,27 @@ class Neo4jStore(BoltReads):
     changed papers since this one's ``load_inputs``, derives the graph again from those and this build's
     own papers. So the result is the graph of one sequential build of all shards.
     """
+
+    kind = "neo4j"
+    _owned_driver: neo4j.Driver | None = None
+
+    @classmethod
+    def open(cls, options: StoreOptions, *, writable: bool = False, wait: bool = False) -> Neo4jStore:
+        """A driver to ``options.neo4j_uri``, owned by the store and closed with it. A build always waits
+        for the database's build lock (its lease bounds the wait), so ``writable`` and ``wait`` change nothing."""
+        driver = connect(options.neo4j_uri, options.neo4j_user, options.neo4j_password, options.neo4j_database)
+        try:
+            store = cls(driver, database=options.neo4j_database, cache_dir=options.store_dir)
+        except BaseException:
+            driver.close()
+            raise
+        store._owned_driver = driver
+        return store
+
+    def close(self) -> None:
+        driver, self._owned_driver = self._owned_driver, None
+        if driver is not None:
+            driver.close()
 
     def __init__(self, driver: neo4j.Driver, *, database: str | None = None, batch_size: int = 1000,
                  cache_dir: str | os.PathLike[str] = "kg-store", timeout_s: float = 60.0,
@@ -192,7 +215,7 @@ class Neo4jStore(BoltReads):
         self.ensure_schema()
         return BuildLock(self._lock_run, self.where, lease_s=self.lock_lease_s, timeout_s=self.lock_timeout_s)
 
-    def fetch_graph(self) -> nx.MultiDiGraph:
+    def whole_graph(self) -> nx.MultiDiGraph:
         """The whole graph as the embedded store holds it (for exports); edges keyed type or type|paper."""
         g = nx.MultiDiGraph()
         for row in self._scan(Q.ALL_NODES, labels=list(Q.LABELS)):

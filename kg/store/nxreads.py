@@ -131,6 +131,9 @@ class NxReads(ExploreReads, Store):
     def __init__(self, graph: nx.MultiDiGraph) -> None:
         self.set_graph(graph)
 
+    def local_graph(self) -> nx.MultiDiGraph:
+        return self.graph
+
     def set_graph(self, graph: nx.MultiDiGraph) -> None:
         self.graph = graph
         self._alias: dict[str, str] | None = None
