@@ -183,14 +183,18 @@ def step_silver(n: int) -> None:
     print(f"silver: {len(docs)} abstracts, {sum(len(d.ents) for d in docs)} entities, in {time.time() - t0:.0f} s")
 
 
-def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: Path = WORK / "ner") -> None:
+def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: Path = WORK / "ner",
+             start: Path | None = None, train_data: Path | None = None) -> None:
+    """The NER: from en_core_web_sm's NER encoder, or (``start``) continuing from a trained NER such as the
+    shipped kg/extract/model, so that what it learnt from the teacher's silver labels is kept."""
     from spacy.cli.train import train
     from train_ner import CONFIG, OWN_TOK2VEC, _register_init_callback
 
     import kg.extract.arch  # noqa: F401
 
     _register_init_callback()
-    overrides = {"paths.train": str(WORK / "train.spacy"), "paths.dev": str(WORK / "dev.spacy"),
+    train_data = train_data or WORK / "train.spacy"
+    overrides = {"paths.train": str(train_data), "paths.dev": str(WORK / "dev.spacy"),
                  "training.eval_frequency": 250, "training.patience": 2500, "training.max_steps": 9000,
                  # the NER has its own encoder: the shared tok2vec need not run on each training batch
                  "training.annotating_components": []}
@@ -207,7 +211,7 @@ def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: 
             shutil.rmtree(mix)
         mix.mkdir(parents=True)
         for k in range(gold_copies):
-            shutil.copy2(WORK / "train.spacy", mix / f"train{k}.spacy")
+            shutil.copy2(train_data, mix / f"train{k}.spacy")
         db = DocBin().from_disk(WORK / "silver" / "silver.spacy")
         import spacy
 
@@ -221,7 +225,12 @@ def step_ner(max_steps: int | None, silver: int = 0, gold_copies: int = 1, out: 
     for m in ("model-best", "model-last"):  # parses by the NER this run replaces
         _parse_cache(out / m).unlink(missing_ok=True)
     config = WORK / "config.cfg"
-    config.write_text(CONFIG.replace("{ner_tok2vec}", OWN_TOK2VEC))
+    text = CONFIG.replace("{ner_tok2vec}", OWN_TOK2VEC)
+    if start is not None:  # source the whole trained component; no re-initialisation from en_core_web_sm
+        head, rest = text.split("[components.ner]", 1)
+        text = head + f'[components.ner]\nsource = "{start.resolve()}"\n\n[corpora]' + rest.split("[corpora]", 1)[1]
+        text = text.split("[initialize.after_init]")[0]
+    config.write_text(text)
     t0 = time.time()
     train(config, out, overrides=overrides)
     print(f"NER trained in {time.time() - t0:.0f} s")
@@ -482,6 +491,9 @@ def main() -> None:
     ap.add_argument("--gold-copies", type=int, default=4, help="kg-gold train's weight beside the silver data")
     ap.add_argument("--ner-out", type=Path, default=WORK / "ner")
     ap.add_argument("--max-steps", type=int, default=None)
+    ap.add_argument("--ner-train", type=Path, default=None, help="the NER's gold (default build/gold/train.spacy)")
+    ap.add_argument("--ner-from", type=Path, default=None,
+                    help="continue training this NER (e.g. kg/extract/model) instead of starting from en_core_web_sm's")
     ap.add_argument("--none-max", type=float, default=0.7, help="relation when P(NONE) <= this (chosen on dev)")
     ap.add_argument("--ner", type=Path, default=None, help="the NER the later steps use and package "
                     "(default: --ner-out's model-best)")
@@ -497,7 +509,8 @@ def main() -> None:
     if a.step in ("all", "silver") and a.silver:
         step_silver(a.silver)
     if a.step in ("all", "ner"):
-        step_ner(a.max_steps, a.silver if a.silver_ner is None else a.silver_ner, a.gold_copies, a.ner_out)
+        step_ner(a.max_steps, a.silver if a.silver_ner is None else a.silver_ner, a.gold_copies, a.ner_out,
+                 a.ner_from, a.ner_train)
     if a.step in ("all", "prop"):
         step_prop(a.ner)
     if a.step in ("all", "lex"):
