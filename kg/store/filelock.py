@@ -1,20 +1,18 @@
-"""The embedded store's write lock: an flock on ``.lock`` that records its holder, never outlives it in a child,
-and is taken over (with one line saying so) when the build that took it is gone."""
+"""The embedded store's write lock: an flock on ``.lock`` that records its holder and never outlives it in a child
+of kg's own. A lock whose build is gone but that something still holds (a process that inherited the descriptor)
+is reported with what has the file open; kg never stops another process to take a lock."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
-import signal
-import sys
-import time
 from pathlib import Path
 
 from kg.errors import StoreLockedError
 
 _HELD: set[int] = set()  # lock descriptors this process holds
-TAKEOVER_WAIT_S = 3.0
 
 
 def _close_in_child() -> None:
@@ -57,27 +55,21 @@ def _openers(path: Path) -> list[int]:
     return found
 
 
-def _take_over(path: Path, fd: int, holder: int, where: Path) -> bool:
-    """The build ``holder`` is gone but the lock is held: by processes that inherited its descriptor (workers
-    of a build run by an older kg). Stop them and take the lock; False when nothing could be found to stop."""
-    leftovers = _openers(path)
-    if not leftovers:
-        return False
-    for pid in leftovers:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + TAKEOVER_WAIT_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-    print(f"kg: {where}: took over the write lock of build {holder}, which is gone (stopped its "
-          f"{len(leftovers)} leftover process(es): {', '.join(map(str, leftovers))})", file=sys.stderr)
-    return True
+def _command(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        return " ".join(" ".join(a.decode(errors="replace").split()) for a in args if a)[:120]  # one line
+    return "?"
+
+
+def _stale_message(store_dir: Path, path: Path, holder: int) -> str:
+    """The build ``holder`` is gone but the lock is held: by a process that inherited its descriptor (a worker
+    of a build run by an older kg) or opened the file itself. Say which processes have it open."""
+    openers = _openers(path)
+    who = "; ".join(f"pid {p}: {_command(p)}" for p in openers) if openers else "no process this user can see"
+    return (f"{store_dir}: the build that took the write lock (pid {holder}) is gone, but the lock is still held; "
+            f"processes with {path.name} open: {who}. Stop the one left over from that build, then build again "
+            f"(or pass --wait)")
 
 
 def acquire(store_dir: Path, name: str, wait: bool) -> int:
@@ -89,13 +81,17 @@ def acquire(store_dir: Path, name: str, wait: bool) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = _holder(fd)
-        if not (holder is not None and not _alive(holder) and _take_over(path, fd, holder, store_dir)):
-            if not wait:
-                os.close(fd)
-                who = f" (pid {holder})" if holder is not None else ""
-                raise StoreLockedError(f"{store_dir}: another kg build{who} is writing this store; wait for it "
-                                       f"to finish (or pass --wait)") from None
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        if not wait:
+            os.close(fd)
+            if holder is not None and not _alive(holder):
+                raise StoreLockedError(_stale_message(store_dir, path, holder)) from None
+            who = f" (pid {holder})" if holder is not None else ""
+            raise StoreLockedError(f"{store_dir}: another kg build{who} is writing this store; wait for it "
+                                   f"to finish (or pass --wait)") from None
+        if holder is not None and not _alive(holder):
+            logging.getLogger(__name__).warning("kg: %s; waiting for it to be released",
+                                                _stale_message(store_dir, path, holder).split(". Stop")[0])
+        fcntl.flock(fd, fcntl.LOCK_EX)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     _HELD.add(fd)

@@ -1,5 +1,6 @@
 """A killed build leaves nothing running and nothing locked: its workers die with it, a lock whose build is gone
-is taken over with one line, and the next command says what the interruption left."""
+but that a leftover still holds is reported with what holds it (never killed), and the next command says what
+the interruption left."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kg.errors import StoreLockedError
 from kg.procs import children_by_parent
 from kg.store.embedded import LOCK_FILE, SAVING_FILE, EmbeddedStore
 from kg.store.snapshot import SNAPSHOT_FILE
@@ -52,23 +54,32 @@ _ORPHANING_BUILD = textwrap.dedent("""
 """)
 
 
-def test_a_lock_whose_build_is_gone_is_taken_over_with_one_line(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_lock_whose_build_is_gone_is_reported_with_its_holder_never_killed(tmp_path: Path) -> None:
     store_dir = tmp_path / "s"
     store_dir.mkdir()
     r = subprocess.run([sys.executable, "-c", _ORPHANING_BUILD, str(store_dir / LOCK_FILE)], capture_output=True,
                        text=True, timeout=60)
     worker = int(r.stdout)
-    assert _alive(worker)
-    holder = int((store_dir / LOCK_FILE).read_text())
-    t0 = time.monotonic()
-    with EmbeddedStore(store_dir, writable=True):
-        assert time.monotonic() - t0 < 5
+    try:
+        holder = int((store_dir / LOCK_FILE).read_text())
+        with pytest.raises(StoreLockedError) as err:
+            EmbeddedStore(store_dir, writable=True)
+        msg = str(err.value)
+        assert msg.startswith(f"{store_dir}: the build that took the write lock (pid {holder}) is gone, but the "
+                              f"lock is still held; processes with {LOCK_FILE} open: pid {worker}: ")
+        assert msg.endswith("Stop the one left over from that build, then build again (or pass --wait)")
+        assert _alive(worker)  # kg stops no other process
+        r = kg("build", str(ROOT / "seeds"), "--store-dir", str(store_dir), timeout=60)
+        assert r.returncode == 1
+        no_traceback(r.stderr)
+        assert r.stderr.strip().splitlines() == [f"kg: error: {msg}"]
+    finally:
+        os.kill(worker, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with EmbeddedStore(store_dir, writable=True):  # once the leftover is gone, the lock is free
         assert int((store_dir / LOCK_FILE).read_text()) == os.getpid()
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == [f"kg: {store_dir}: took over the write lock of build {holder}, which is gone (stopped its 1 "
-                     f"leftover process(es): {worker})"]
-    assert not _alive(worker)
 
 
 def test_a_live_build_is_named_and_never_taken_over(tmp_path: Path) -> None:
