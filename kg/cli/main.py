@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -59,6 +60,39 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(f)
 
 
+class _Echo(logging.Handler):
+    """Library warnings as kg's one-line messages on the current stderr: ``kg: warning: ...`` (``kg: error: ...``,
+    or ``kg: ...`` for information)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(self.format(record), err=True)
+        except Exception:  # noqa: BLE001 - logging must never raise into the code that logged
+            self.handleError(record)
+
+    def format(self, record: logging.LogRecord) -> str:
+        prefix = ("kg: error: " if record.levelno >= logging.ERROR else
+                  "kg: warning: " if record.levelno >= logging.WARNING else "kg: ")
+        text = prefix + record.getMessage()
+        if record.exc_info:
+            text += "\n" + logging.Formatter().formatException(record.exc_info)
+        return text
+
+
+def _log_to_stderr() -> Callable[[], None]:
+    """Show the library's warnings (``kg.*`` loggers, WARNING and up) on stderr; returns what undoes it."""
+    logger = logging.getLogger("kg")
+    handler, level = _Echo(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+
+    def undo() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+    return undo
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="kg")
 def cli() -> None:
@@ -67,6 +101,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: KGError -> one line on stderr and exit 1 (2 for not found), Ctrl-C -> 130."""
+    undo_logging = _log_to_stderr()
     try:
         cli.main(args=argv, prog_name="kg", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -91,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    finally:
+        undo_logging()
     return 0
 
 
