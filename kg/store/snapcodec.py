@@ -9,14 +9,22 @@ shrink stays as it is. The first byte of a blob says which it is.
 from __future__ import annotations
 
 import hashlib
+import sys
 import zlib
 from collections.abc import Sequence
 from typing import Any
 
 MAGIC = b"KGSNAP\r\n"
-VERSION = 4  # 3: the graph's topology as arrays (vectorised Cypher); 4: the store's only copy, compressed
-READABLE = (3, 4)
+# 3: the graph's topology as arrays (vectorised Cypher); 4: the store's only copy, compressed; 5: a JSON header
+# with its own CRC that names the payload's encoding and the Python that wrote it, ending in END_V5.
+VERSION = 5
+READABLE = (3, 4, 5)
+END_V5 = b"KGSNAP5\n"
 MARSHAL_VERSION = 4
+# What the sections are encoded with. marshal's format may change between Python versions (its documentation
+# promises nothing across them), so a snapshot records the Python that wrote it and is read only by the same one.
+PAYLOAD = {"encoding": "marshal", "marshal_version": MARSHAL_VERSION,
+           "python": "{}.{}".format(*sys.version_info[:2])}
 NODE_CHUNK = 20_000
 
 RAW, DEFLATE = b"\x00", b"\x01"

@@ -10,8 +10,11 @@ graph's topology as arrays are stored too, so a served store does not recompute 
 keys and the related-papers lists are compressed (``kg.store.snapcodec``); the node table is not (decompressing
 it would make opening slower), nor are the arrays, which are read in place.
 
-Layout: ``MAGIC``, then sections, then a ``marshal``-encoded header (format, version, section offsets, counts),
-then the header's length (8 bytes, little-endian) and ``MAGIC`` again. Since version 4 the snapshot is the
+Layout (version 5): ``MAGIC``, then sections, then a JSON header (format, version, the payload's encoding and
+the Python that wrote it, section offsets and checksums, counts), its CRC-32 (4 bytes), its length (8 bytes,
+little-endian) and ``END_V5``. A snapshot written by another Python is refused with a message saying how to
+rebuild it (marshal's format may differ between Python versions), never read. Versions 3 and 4 end in a
+``marshal``-encoded header, its length and ``MAGIC``, and are still read. Since version 4 the snapshot is the
 store's only copy of the graph and lists the stored papers (id -> input hash) in a section of its own, which is
 all a build reads. Version 3 (kg before that) mirrored a ``graph.jsonl`` beside it, named in its header
 (``source``); it is still read. Every section carries a CRC-32 (each edge blob its own, checked when it is
@@ -32,6 +35,7 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+import orjson
 
 from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS
@@ -39,7 +43,7 @@ from kg.errors import StoreError
 from kg.lru import LRUCache
 from kg.related import RelatedIndex, TextIndex
 from kg.store import snapcodec
-from kg.store.snapcodec import MAGIC, READABLE, VERSION, identity
+from kg.store.snapcodec import END_V5, MAGIC, PAYLOAD, READABLE, VERSION, identity
 from kg.store.snapshot_write import write_snapshot
 
 __all__ = ["MAGIC", "READABLE", "SNAPSHOT_FILE", "VERSION", "FrozenGraph", "Snapshot", "source_identity",
@@ -69,21 +73,50 @@ class Snapshot:
             except ValueError:  # an empty file
                 raise StoreError(f"{path}: not a kg snapshot") from None
         mm = self._mm
-        tail = len(MAGIC) + 8
-        if len(mm) < 2 * tail or mm[: len(MAGIC)] != MAGIC or mm[-len(MAGIC) :] != MAGIC:
-            raise StoreError(f"{path}: not a kg snapshot (or one cut short)")
-        hlen = int.from_bytes(mm[-tail : -len(MAGIC)], "little")
-        try:
-            header = marshal.loads(mm[len(mm) - tail - hlen : len(mm) - tail])
-        except (EOFError, ValueError, TypeError):
-            raise StoreError(f"{path}: damaged snapshot header") from None
+        if len(mm) < len(MAGIC) or mm[: len(MAGIC)] != MAGIC:
+            raise StoreError(f"{path}: not a kg snapshot")
+        if mm[-len(END_V5) :] == END_V5:
+            header, raw = self._header_v5(path)
+        else:  # versions 3 and 4: a marshal header, no checksum of its own
+            tail = len(MAGIC) + 8
+            if len(mm) < 2 * tail or mm[-len(MAGIC) :] != MAGIC:
+                raise StoreError(f"{path}: not a kg snapshot (or one cut short)")
+            hlen = int.from_bytes(mm[-tail : -len(MAGIC)], "little")
+            raw = bytes(mm[len(mm) - tail - hlen : len(mm) - tail])
+            try:
+                header = marshal.loads(raw)
+            except (EOFError, ValueError, TypeError):
+                raise StoreError(f"{path}: damaged snapshot header") from None
         if not isinstance(header, dict) or header.get("format") != "kg-snapshot":
             raise StoreError(f"{path}: not a kg snapshot")
         self.header = header
         self.version = header.get("version")
-        self._identity = identity(bytes(mm[len(mm) - tail - hlen : len(mm) - tail]), len(mm))
+        self._identity = identity(raw, len(mm))
         if self.version in READABLE and verify:
             self._verify()
+
+    def _header_v5(self, path: Path) -> tuple[Any, bytes]:
+        """The JSON header, checked against its CRC, and refused when written by another Python (marshal's
+        format may differ): the header, and its bytes (which name this graph)."""
+        mm, tail = self._mm, len(END_V5) + 8 + 4
+        hlen = int.from_bytes(mm[-len(END_V5) - 8 : -len(END_V5)], "little")
+        if len(mm) < len(MAGIC) + tail + hlen:
+            raise StoreError(f"{path}: damaged snapshot header (cut short); rebuild the store")
+        raw = bytes(mm[len(mm) - tail - hlen : len(mm) - tail])
+        if zlib.crc32(raw) != int.from_bytes(mm[len(mm) - tail : len(mm) - tail + 4], "little"):
+            raise StoreError(f"{path}: damaged snapshot header (checksum); rebuild the store")
+        try:
+            header = orjson.loads(raw)
+            payload = header["payload"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise StoreError(f"{path}: damaged snapshot header; rebuild the store") from None
+        if payload != PAYLOAD:
+            wrote = f"Python {payload.get('python')} ({payload.get('encoding')} {payload.get('marshal_version')})" \
+                if isinstance(payload, dict) else repr(payload)
+            raise StoreError(f"{path} was written by {wrote}; this kg runs Python {PAYLOAD['python']}, which may "
+                             f"read it differently. Remove {path.name} and build the store again from its "
+                             f"inputs: its extraction log is kept, so nothing is extracted again")
+        return header, raw
 
     def _verify(self, names: Iterable[str] | None = None) -> None:
         """Check every section (or those ``names``) but the edge blobs (each checked when decoded): a fraction

@@ -10,12 +10,13 @@ from typing import Any, BinaryIO
 
 import networkx as nx
 import numpy as np
+import orjson
 
 from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS, topology_arrays
 from kg.related import RelatedIndex, TextIndex
 from kg.store import snapcodec
-from kg.store.snapcodec import MAGIC, MARSHAL_VERSION, NODE_CHUNK, VERSION, identity
+from kg.store.snapcodec import END_V5, MAGIC, MARSHAL_VERSION, NODE_CHUNK, PAYLOAD, VERSION, identity
 
 
 def _rows(adj: Mapping[Any, Mapping[Any, Mapping[str, Any]]], sentence_id: dict[str, int],
@@ -137,11 +138,11 @@ def write_snapshot(g: nx.MultiDiGraph, related: RelatedIndex, name_keys: Mapping
     topo = topology_arrays(g, ids, sort=True)  # in the order FrozenGraph iterates: sorted nodes, neighbours, keys
     for name, dtype in TOPOLOGY_ARRAYS.items():
         section(f"topo_{name}", np.ascontiguousarray(topo[name], dtype=dtype).tobytes())
-    header = marshal.dumps({"format": "kg-snapshot", "version": VERSION, "papers": len(papers),
-                            "key_scheme": KEY_SCHEME, "text": text_meta,
-                            "edge_type_codes": topo["types"],
-                            "sections": sections, "checksums": checksums, "nodes": len(ids),
-                            "edges": g.number_of_edges(), "edge_types": edge_types,
-                            "edge_keys": sorted(edge_keys)}, MARSHAL_VERSION)
-    fh.write(header + len(header).to_bytes(8, "little") + MAGIC)
-    return identity(header, pos + len(header) + 8 + len(MAGIC))
+    header = orjson.dumps({"format": "kg-snapshot", "version": VERSION, "payload": PAYLOAD, "papers": len(papers),
+                           "key_scheme": KEY_SCHEME, "text": text_meta,
+                           "edge_type_codes": list(topo["types"]),
+                           "sections": sections, "checksums": checksums, "nodes": len(ids),
+                           "edges": g.number_of_edges(), "edge_types": edge_types,
+                           "edge_keys": sorted(edge_keys)})
+    fh.write(header + zlib.crc32(header).to_bytes(4, "little") + len(header).to_bytes(8, "little") + END_V5)
+    return identity(header, pos + len(header) + 4 + 8 + len(END_V5))

@@ -6,11 +6,13 @@ import random
 import shutil
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 from test_extraction_log import plain  # tests/core is on sys.path (rootdir-relative imports)
 
+from kg.errors import StoreError
 from kg.graph import with_dates
 from kg.store.embedded import GRAPH_FILE, INPUTS_FILE, SAVING_FILE, EmbeddedStore, write_graph
 from kg.store.snapshot import SNAPSHOT_FILE, VERSION, FrozenGraph, Snapshot
@@ -254,3 +256,40 @@ def test_a_first_build_stopped_while_saving_is_named(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="the first `kg build` into this store was stopped while saving"):
         EmbeddedStore(tmp_path / "s")
 
+
+
+def _copy_store(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".lock"))
+    return dst / SNAPSHOT_FILE
+
+
+def test_the_header_records_its_payload_format_and_python(seeds_store_dir: Path) -> None:
+    header = Snapshot(seeds_store_dir / SNAPSHOT_FILE).header
+    assert header["payload"] == {"encoding": "marshal", "marshal_version": 4,
+                                 "python": "{}.{}".format(*sys.version_info[:2])}
+
+
+def test_another_pythons_snapshot_is_refused_with_how_to_rebuild(seeds_store_dir: Path, tmp_path: Path) -> None:
+    f = _copy_store(seeds_store_dir, tmp_path / "s")
+    data = f.read_bytes()
+    mine = '"python":"{}.{}"'.format(*sys.version_info[:2]).encode()
+    other = b'"python":"2.7"'.ljust(len(mine))  # JSON allows the spaces; only the version and the CRC differ
+    data = data.replace(mine, other, 1)
+    hlen = int.from_bytes(data[-16:-8], "little")
+    header = data[-20 - hlen : -20]
+    data = data[: -20] + zlib.crc32(header).to_bytes(4, "little") + data[-16:]
+    f.write_bytes(data)
+    with pytest.raises(StoreError, match=r"was written by Python 2\.7 \(marshal 4\); this kg runs Python 3\.\d+, "
+                       r"which may read it differently. Remove graph.snapshot and build the store again"):
+        Snapshot(f)
+
+
+@pytest.mark.parametrize("back", [21, 100, 1347])
+def test_a_flipped_header_byte_is_damage_never_a_wrong_answer(seeds_store_dir: Path, tmp_path: Path,
+                                                              back: int) -> None:
+    f = _copy_store(seeds_store_dir, tmp_path / "s")
+    data = bytearray(f.read_bytes())
+    data[-back] ^= 0x20
+    f.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="damaged snapshot header"):
+        Snapshot(f)
