@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
+from kg.cli.main import prepare_output
 from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.export import FORMATS
 from kg.export import export as run_export
@@ -15,14 +14,13 @@ from kg.export import export as run_export
 @click.option("--format", "fmt", type=click.Choice(FORMATS), required=True,
               help="graphml: one file for Gephi; jsonl: one node or edge a line; neo4j-csv: a directory.")
 @click.option("-o", "--output", "output", type=click.Path(), required=True,
-              help="File to write (a directory for neo4j-csv).")
+              help="File to write (a directory for neo4j-csv); its folders are made.")
 @click.option("--import-database", default="neo4j", show_default=True,
               help="Database named in the printed neo4j-admin command.")
 @store_options
 def export(fmt: str, output: str, import_database: str, store_opts: StoreOptions) -> None:
     """Write the whole graph of a store (embedded or Neo4j) to a file other tools read."""
-    parent = Path(output).parent  # a folder not made yet is made, as for kg viz -o
-    parent.mkdir(parents=True, exist_ok=True)
+    prepare_output(output, folder=fmt == "neo4j-csv")  # folders made, and writing checked, before the store loads
     with open_store(store_opts) as store:
         result = run_export(store, fmt, output, database=import_database)
     where = output if fmt != "neo4j-csv" else f"{len(result.files)} files in {output}"

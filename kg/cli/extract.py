@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from typing import IO
 
 import click
 import orjson
 
+from kg.cli.main import prepare_output
 from kg.errors import InputError
 
 
@@ -33,8 +33,9 @@ def _inputs(fh: IO[bytes], name: str) -> Iterator[tuple[object, str, str | None]
 
 @click.command()
 @click.argument("input_file", type=click.File("rb"))
-@click.option("-o", "--output", type=click.File("wb"), default="-", show_default=True, help="Output JSONL.")
-def extract(input_file: IO[bytes], output: IO[bytes]) -> None:
+@click.option("-o", "--output", type=click.Path(allow_dash=True), default="-", show_default=True,
+              help="Output JSONL; its folders are made.")
+def extract(input_file: IO[bytes], output: str) -> None:
     """Extract entities and relations from {"id", "text"} lines (an optional "title" too).
 
     Each output line is {"id", "entities": [{"start", "end", "text", "type"}], "relations": [{"head", "tail",
@@ -44,10 +45,12 @@ def extract(input_file: IO[bytes], output: IO[bytes]) -> None:
 
     name = getattr(input_file, "name", "<stdin>")
     items = list(_inputs(input_file, name))  # validate everything before writing anything
+    prepare_output(output)  # and a path that cannot be written fails now, not after the model has loaded
     ex = Extractor()
-    for (doc_id, _, _), x in zip(items, ex.extract_many((t for _, t, _ in items), (h for _, _, h in items)),
-                                 strict=True):
-        output.write(orjson.dumps(x.to_contract(doc_id)) + b"\n")
-    output.flush()
-    if output is not sys.stdout.buffer:
-        click.echo(f"kg: {len(items)} texts extracted to {getattr(output, 'name', '-')}", err=True)
+    with click.open_file(output, "wb") as out:
+        for (doc_id, _, _), x in zip(items, ex.extract_many((t for _, t, _ in items), (h for _, _, h in items)),
+                                     strict=True):
+            out.write(orjson.dumps(x.to_contract(doc_id)) + b"\n")
+        out.flush()
+    if output != "-":
+        click.echo(f"kg: {len(items)} texts extracted to {output}", err=True)

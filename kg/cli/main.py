@@ -7,13 +7,15 @@ import importlib.util
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from kg import __version__
-from kg.errors import KGError, NotFoundError
+from kg.errors import InputError, KGError, NotFoundError
 
 DEFAULT_STORE_DIR = "kg-store"
 
@@ -34,7 +36,6 @@ COMMANDS = {
     "trends": "kg.cli.explore:trends",
     "landscape": "kg.cli.explore:landscape",
 }
-
 
 # Modules a command imports only once it runs: checked before it starts, so that a missing one is named at once
 # (not after the store has loaded) and the command is still listed. Any other missing module is named when hit.
@@ -133,6 +134,41 @@ def store_dir_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(f)
+
+
+def prepare_output(path: str, *, folder: bool = False) -> None:
+    """Make the folders an output path needs and check a file can be written there, before any slow work: a path
+    that cannot be written is one line naming it (InputError) at once, not an error after minutes of work.
+    ``folder``: the output is itself a folder (made too). ``-`` (stdout) needs nothing."""
+    if path == "-":
+        return
+    out = Path(path)
+    where = out if folder else out.parent
+    if not folder and out.is_dir():
+        raise InputError(f"{path}: is a directory; give a file name to write")
+    if folder and out.exists() and not out.is_dir():
+        raise InputError(f"{path}: is a file; give a directory to write into")
+    making = "cannot make this directory" if folder else f"cannot make directory {where}"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        blocker = next((p for p in (where, *where.parents) if p.exists() and not p.is_dir()), where)
+        raise InputError(f"{path}: {making}: {blocker} is a file") from None
+    except NotADirectoryError:
+        blocker = next((p for p in where.parents if p.exists() and not p.is_dir()), where)
+        raise InputError(f"{path}: {making}: {blocker} is a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: {making}: {exc.strerror or exc}") from None
+    try:
+        if not folder and out.exists():
+            with open(out, "ab"):  # appends nothing; fails as the real write would (read-only file)
+                pass
+        else:
+            fd, probe = tempfile.mkstemp(dir=where, prefix=".kg-write-check-")
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write there: {exc.strerror or exc}") from None
 
 
 class _Echo(logging.Handler):

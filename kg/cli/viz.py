@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kg.cli.main import store_dir_option
+from kg.cli.main import prepare_output, store_dir_option
 from kg.graph import ENTITY_LABELS
 from kg.store.embedded import EmbeddedStore
 
@@ -37,8 +37,8 @@ def _types(value: str | None) -> list[str] | None:
               help="Paper or entity: at most this many nodes.")
 @click.option("--link-base", default=DEFAULT_LINK_BASE, show_default=True,
               help="Clicking a node opens LINK_BASE/paper/ID or LINK_BASE/entity/ID; '' turns links off.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="The HTML file to write ('-' for stdout).")
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True),
+              help="The HTML file to write ('-' for stdout); its folders are made.")
 @store_dir_option
 def viz(paper_id: str | None, entity_ref: str | None, top: int, types: str | None, hops: int, limit: int,
         link_base: str, output: str, store_dir: str) -> None:
@@ -46,10 +46,11 @@ def viz(paper_id: str | None, entity_ref: str | None, top: int, types: str | Non
 
     The page inlines its scripts and data, so it opens from disk with no network.
     """
-    from viz import entity_view, overview_view, paper_view  # viz imports kg, so only at call time
-
     if paper_id and entity_ref:
         raise click.UsageError("give --paper or --entity, not both")
+    prepare_output(output)  # `-o views/new/overview.html`: folders made, and writing checked, before the store loads
+    from viz import entity_view, overview_view, paper_view  # viz imports kg, so only at call time
+
     store = EmbeddedStore(store_dir)
     if paper_id:
         rendered = paper_view(store, paper_id, hops=hops, limit=limit, link_base=link_base)
@@ -60,8 +61,6 @@ def viz(paper_id: str | None, entity_ref: str | None, top: int, types: str | Non
     if output == "-":
         sys.stdout.write(rendered.html)
         return
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)  # `-o views/new/overview.html` into a folder not made yet
-    out.write_text(rendered.html, encoding="utf-8")
+    Path(output).write_text(rendered.html, encoding="utf-8")
     v = rendered.view
     click.echo(f"wrote {output}: {len(v.nodes)} nodes, {len(v.edges)} edges ({v.note})", err=True)
