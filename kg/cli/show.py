@@ -1,7 +1,9 @@
-"""`kg stats`, `kg paper ID`, `kg entity NAME`: what the graph holds, for terminals or (--json) scripts."""
+"""`kg stats`, `kg paper ID|TITLE`, `kg entity NAME`, `kg search`: what the graph holds, for terminals or (--json)
+scripts."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -14,16 +16,60 @@ from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import NotFoundError
 
 if TYPE_CHECKING:
+    from kg.models import PaperDetail
     from kg.store.base import Store
 
 
-def did_you_mean(store: Store, name: str, k: int = 3) -> str:
-    """``; did you mean: mutual information, ...?`` from the fuzzy entity search, or "" when nothing is close."""
-    names = []
-    for hit in store.list_entities(q=name, limit=10).items:  # names alone: search would rank papers by meaning
-        if hit.name not in names:
-            names.append(hit.name)
+def did_you_mean(store: Store, name: str, k: int = 3, *, type: str | None = None) -> str:
+    """``; did you mean: mutual information, ...?`` from the fuzzy entity search (of ``type``'s entities first),
+    or "" when nothing is close."""
+    names: list[str] = []
+    for t in dict.fromkeys((type, None)):
+        for hit in store.list_entities(q=name, type=t, limit=10).items:  # names alone: search ranks by meaning
+            if hit.name not in names:
+                names.append(hit.name)
+        if names:
+            break
     return f"; did you mean: {', '.join(names[:k])}?" if names else ""
+
+
+_COMMON = {"which", "these", "their", "there", "where", "using", "based", "about", "paper", "study"}
+
+
+def _stems(text: str) -> set[str]:
+    """The first five letters of each longer word: enough to see 'quantised' in 'quantized parameters'."""
+    return {w[:5] for w in re.findall(r"[^\W\d_]{5,}", text.casefold()) if w not in _COMMON}
+
+
+def _title_key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def find_paper(store: Store, ref: str, k: int = 3) -> PaperDetail:
+    """The paper ``ref`` names: by id; else the paper whose title it is (any case); else the one paper holding all
+    its words (``list_papers``' word search). Ambiguous or not found: NotFoundError with suggestions (the word
+    search's best matches, else the papers closest in meaning)."""
+    try:
+        return store.get_paper(ref)
+    except NotFoundError:
+        pass
+    words = ref.strip()
+    page = store.list_papers(q=words, limit=50) if words else None
+    if page is not None:
+        titled = [p for p in page.items if _title_key(p.title) == _title_key(ref)]
+        if len(titled) == 1:
+            return store.get_paper(titled[0].id)
+        if page.total == 1:
+            return store.get_paper(page.items[0].id)
+    if page is not None and page.total > 1:
+        close = titled or page.items
+        raise NotFoundError(f"'{ref}' matches {page.total} papers; give an id or more of the title; did you mean: "
+                            + ", ".join(f"{p.title} [{p.id}]" for p in close[:k]) + "?")
+    # The papers closest in meaning, those sharing a word with it: search always ranks some papers first.
+    hits = [h for h in store.search(words, limit=10) if h.kind == "paper"
+            and _stems(ref) & _stems(f"{h.name} {h.sentence or ''}")][:k] if words else []
+    hint = ("; did you mean: " + ", ".join(f"{h.name} [{h.id}]" for h in hits) + "?") if hits else ""
+    raise NotFoundError(f"no paper with id, title or words '{ref}'" + hint)
 
 
 def _json(model: BaseModel) -> None:
@@ -60,15 +106,19 @@ def stats(store_opts: StoreOptions, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("paper_id")
+@click.argument("paper_ref", metavar="ID_OR_TITLE", nargs=-1, required=True)
 @store_options
 @json_option
 @click.option("-k", "k", default=5, show_default=True, help="How many related papers to list.")
-def paper(paper_id: str, store_opts: StoreOptions, as_json: bool, k: int) -> None:
-    """A paper, its entities by edge type with evidence, and its related papers."""
+def paper(paper_ref: tuple[str, ...], store_opts: StoreOptions, as_json: bool, k: int) -> None:
+    """A paper, its entities by edge type with evidence, and its related papers.
+
+    The paper is named by its id, its title (any case), or words of its title or abstract that only it holds;
+    when they fit several papers, the best matches are suggested.
+    """
     with open_store(store_opts) as store:
-        p = store.get_paper(paper_id)
-        related = store.related_papers(paper_id, k)
+        p = find_paper(store, " ".join(paper_ref))
+        related = store.related_papers(p.id, k)
     if as_json:
         click.echo(orjson.dumps({**p.model_dump(mode="json"), "related": [r.model_dump(mode="json") for r in related]},
                                 option=orjson.OPT_INDENT_2).decode())
