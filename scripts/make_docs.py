@@ -313,8 +313,12 @@ def stale_docs(docs: Mapping[str, str], blocks: Mapping[str, str]) -> list[str]:
 
 
 def rewrite(text: str, blocks: Mapping[str, str]) -> str:
+    """``text`` with its stale blocks replaced; a block that differs only in its timings is left as it is."""
     def sub(m: re.Match[str]) -> str:
-        return m.group(1) + blocks.get(m.group("name"), m.group("body")) + m.group(4)
+        want = blocks.get(m.group("name"))
+        if want is None or normalise(want) == normalise(m.group("body")):
+            return m.group(0)
+        return m.group(1) + want + m.group(4)
 
     return BLOCK.sub(sub, text)
 
