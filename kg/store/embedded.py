@@ -260,9 +260,9 @@ class EmbeddedStore(NxReads):
         gfile, sfile = self.path / GRAPH_FILE, self.path / SNAPSHOT_FILE
         if self._record is not None:
             if (self.path / SAVING_FILE).exists():
-                print(f"kg: {self.path}: the last `kg build` into this store was stopped while saving; this is the "
-                      f"graph of the build before it. Run that build again to finish it (its extractions are kept).",
-                      file=sys.stderr)
+                log.warning("%s: the last `kg build` into this store was stopped while saving; this is the graph "
+                            "of the build before it. Run that build again to finish it (its extractions are kept).",
+                            self.path)
             if self.writable:
                 self._record._verify()  # a build opened it checking only its list of papers
             graph = self._record.graph()
@@ -293,8 +293,8 @@ class EmbeddedStore(NxReads):
             except (StoreError, OSError, KeyError, TypeError, ValueError) as exc:  # graph.jsonl is the record
                 why = str(exc) if isinstance(exc, StoreError) else f"{sfile} cannot be read ({exc})"
         if self._papers and not self.writable:  # a writable store is being saved anew (a build, `kg upgrade`)
-            print(f"kg: {why}; reading {GRAPH_FILE} instead (slower). The next `kg build` into this store, or "
-                  f"`kg upgrade --store-dir {self.path}`, saves it in the current format.", file=sys.stderr)
+            log.warning("%s; reading %s instead (slower). The next `kg build` into this store, or `kg upgrade "
+                        "--store-dir %s`, saves it in the current format.", why, GRAPH_FILE, self.path)
         with open(gfile, "rb") as fh:
             graph, self._papers = read_graph(fh, str(gfile))
         self.loaded_from = GRAPH_FILE
@@ -392,9 +392,9 @@ class EmbeddedStore(NxReads):
     def _save(self, graph: nx.MultiDiGraph, papers: dict[str, str]) -> None:
         sfile = self.path / SNAPSHOT_FILE
         if self.legacy is not None:
-            print(f"kg: {self.path}: a store made by an older kg ({self.legacy}); saving it in the current format: "
-                  f"{SNAPSHOT_FILE} alone, the extraction log compressed (`kg export --format jsonl` writes a "
-                  f"portable copy of the graph)", file=sys.stderr)
+            log.warning("%s: a store made by an older kg (%s); saving it in the current format: %s alone, the "
+                        "extraction log compressed (`kg export --format jsonl` writes a portable copy of the graph)",
+                        self.path, self.legacy, SNAPSHOT_FILE)
         # Until the new snapshot is in place: a build killed meanwhile is named as such by the next command, which
         # serves the previous graph (the snapshot is replaced by a rename, so it is always one graph or the other).
         saving = self.path / SAVING_FILE

@@ -89,7 +89,7 @@ def acquire(store_dir: Path, name: str, wait: bool) -> int:
             raise StoreLockedError(f"{store_dir}: another kg build{who} is writing this store; wait for it "
                                    f"to finish (or pass --wait)") from None
         if holder is not None and not _alive(holder):
-            logging.getLogger(__name__).warning("kg: %s; waiting for it to be released",
+            logging.getLogger(__name__).warning("%s; waiting for it to be released",
                                                 _stale_message(store_dir, path, holder).split(". Stop")[0])
         fcntl.flock(fd, fcntl.LOCK_EX)
     os.ftruncate(fd, 0)

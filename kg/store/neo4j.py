@@ -6,7 +6,6 @@ import hashlib
 import logging
 import os
 import re
-import sys
 import threading
 import time
 from collections import defaultdict
@@ -290,8 +289,8 @@ class Neo4jStore(BoltReads):
         merged = {pid: st.input for pid, st in now.items() if pid not in dropped} | own
         added = len(now.keys() - base.keys())
         changed = sum(1 for pid in now.keys() & base.keys() if now[pid].digest != base[pid].digest)
-        print(f"kg: another build wrote to {self.where} meanwhile ({added} papers added, {changed} changed); "
-              f"deriving the graph again with them", file=sys.stderr, flush=True)
+        log.warning("another build wrote to %s meanwhile (%d papers added, %d changed); deriving the graph again "
+                    "with them", self.where, added, changed)
         self._base = {pid: now[pid] for pid in now.keys() - dropped if pid not in own}
         return derive_graph(merged.values(), overrides=store_overrides(self.cache.path.parent)), merged
 
