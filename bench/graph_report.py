@@ -1,13 +1,13 @@
-"""What a built graph holds, as a reader judges it: entities per paper and type, the most used names, the README's
-queries; two stores side by side.
+"""What a built graph holds, as a reader judges it: entities per paper and type, the most used names, the five
+example queries of docs/neo4j.md; two stores side by side.
 
     python bench/graph_report.py STORE_DIR [STORE_DIR2] [--names before,after] [--top 20] [--rows 10]
 
 Prints markdown tables for each embedded store: papers, entities and edges; entities per paper (entity nodes over
 papers, and the distinct entities a paper links to, on average); per type the nodes and the links per paper; edges
 per type; the ``--top`` most used datasets, methods, models and tasks, ranked by the number of papers that link
-to them (any paper edge: PROPOSES, USES, EVALUATES_ON, ADDRESSES, MENTIONS); then each of the README's five
-example queries (the ```cypher block above each ``docs:queryN`` marker, so the README and this report cannot
+to them (any paper edge: PROPOSES, USES, EVALUATES_ON, ADDRESSES, MENTIONS); then each of docs/neo4j.md's five
+example queries (the ```cypher block above each ``docs:queryN`` marker, so the docs and this report cannot
 drift apart) with its first ``--rows`` rows per store, run through kg's own engine. Stores are opened one at a
 time (a large one takes gigabytes).
 """
@@ -27,13 +27,13 @@ from kg.store.embedded import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-from make_docs import readme_queries  # noqa: E402 - scripts/ is no package
+from make_docs import doc_queries  # noqa: E402 - scripts/ is no package
 
 TOP_LABELS = ("Dataset", "Method", "Model", "Task")
 _IS_ENTITY = " OR ".join(f"e:{lab}" for lab in ENTITY_LABELS.values())
 
 
-def collect(store: EmbeddedStore, *, top: int = 20, rows: int = 10, readme: Path = ROOT / "README.md") -> dict:
+def collect(store: EmbeddedStore, *, top: int = 20, rows: int = 10, docs: Path = ROOT / "docs" / "neo4j.md") -> dict:
     """Everything the report shows for one store, as plain values."""
     st = store.stats()
     links = dict(store.cypher(f"MATCH (p:Paper)-->(e) WHERE {_IS_ENTITY} WITH DISTINCT p, e "
@@ -42,7 +42,7 @@ def collect(store: EmbeddedStore, *, top: int = 20, rows: int = 10, readme: Path
         f"MATCH (p:Paper)-->(e:{lab}) RETURN e.name AS name, count(DISTINCT p) AS papers "
         "ORDER BY papers DESC, name LIMIT $top", {"top": top}).rows] for lab in TOP_LABELS}
     queries = {}
-    for name, query in readme_queries(readme.read_text(encoding="utf-8")).items():
+    for name, query in doc_queries({docs.name: docs.read_text(encoding="utf-8")}).items():
         r = store.cypher(query, max_rows=10**6)
         queries[name] = {"query": query, "columns": r.columns, "rows": r.rows[:rows], "total": len(r.rows)}
     papers = st.papers or 1  # an empty store: zeros, not a division error
@@ -89,9 +89,9 @@ def render(reports: list[tuple[str, dict]]) -> str:
                 for i in range(n)]
         out += [f"## Most used {lab.lower()}s (by papers)",
                 table(["#", *(f"{name} {c}" for name in names for c in (lab.lower(), "papers"))], body)]
-    out.append("## The README's five queries")
+    out.append("## The five example queries (docs/neo4j.md)")
     for q in rs[0]["queries"]:
-        out.append(f"### README {q.replace('query', 'query ')}\n\n```cypher\n{rs[0]['queries'][q]['query']}\n```")
+        out.append(f"### Example {q.replace('query', 'query ')}\n\n```cypher\n{rs[0]['queries'][q]['query']}\n```")
         for name, r in reports:
             a = r["queries"][q]
             shown = f"first {len(a['rows'])} of {a['total']:,} rows" if a["total"] > len(a["rows"]) else \
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stores", nargs="+", type=Path, metavar="STORE_DIR", help="one or two embedded stores")
     ap.add_argument("--names", help="column names, comma-separated (default: the folders' names)")
     ap.add_argument("--top", type=int, default=20, help="names per most-used list")
-    ap.add_argument("--rows", type=int, default=10, help="rows shown per README query and store")
+    ap.add_argument("--rows", type=int, default=10, help="rows shown per example query and store")
     args = ap.parse_args(argv)
     if len(args.stores) > 2:
         ap.error("one or two stores")

@@ -64,12 +64,12 @@ def _store(tmp_path: Path, name: str, abstracts: list[str]) -> EmbeddedStore:
 
 @pytest.fixture()
 def readme(tmp_path: Path) -> Path:
-    (tmp_path / "README.md").write_text(README, encoding="utf-8")
-    return tmp_path / "README.md"
+    (tmp_path / "neo4j.md").write_text(README, encoding="utf-8")
+    return tmp_path / "neo4j.md"
 
 
 def test_counts_per_paper_and_type_and_ranking_by_papers(tmp_path: Path, readme: Path) -> None:
-    r = gr.collect(_store(tmp_path, "a", ABSTRACTS), readme=readme, rows=1)
+    r = gr.collect(_store(tmp_path, "a", ABSTRACTS), docs=readme, rows=1)
     assert (r["papers"], r["entities"]) == (3, 4)
     assert r["linked_per_paper"] == pytest.approx(7 / 3)  # 3 + 3 + 1 distinct entities
     assert r["types"]["dataset"] == (2, pytest.approx(4 / 3))
@@ -82,8 +82,8 @@ def test_counts_per_paper_and_type_and_ranking_by_papers(tmp_path: Path, readme:
 
 
 def test_two_stores_side_by_side(tmp_path: Path, readme: Path) -> None:
-    a = gr.collect(_store(tmp_path, "a", ABSTRACTS), readme=readme)
-    b = gr.collect(_store(tmp_path, "b", ABSTRACTS[2:]), readme=readme)
+    a = gr.collect(_store(tmp_path, "a", ABSTRACTS), docs=readme)
+    b = gr.collect(_store(tmp_path, "b", ABSTRACTS[2:]), docs=readme)
     text = gr.render([("before", a), ("after", b)])
     assert "| papers | 3 | 1 |" in text
     assert "| dataset | 2 | 1.33 | 1 | 1.00 |" in text
