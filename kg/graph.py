@@ -113,11 +113,11 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     why: dict[str, dict[str, str]] = defaultdict(dict)  # node key -> form -> why it joined (first paper's reason)
     for p in plist():
         keys = []
-        for m, r in zip(p.extraction.entities, resolver.resolve(p.extraction), strict=True):
+        for m, res in zip(p.extraction.entities, resolver.resolve(p.extraction), strict=True):
             # A mention with math in it ("alpha^2", "Y_{1") is a formula fragment, not a thing to link.
-            k = "" if r is None or _MATH.search(m.text) else r.key
+            k = "" if res is None or _MATH.search(m.text) else res.key
             keys.append(k)
-            if not k:
+            if not k or res is None:
                 continue
             type_votes[k][m.type] += 1
             surface = plain_name(m.text)
@@ -126,8 +126,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
                 short_forms[k][surface] += 1
             else:
                 surfaces[k][surface] += 1
-            if r.why and surface not in why[k]:
-                why[k][surface] = r.why.replace("this paper", p.record.id)
+            if res.why and surface not in why[k]:
+                why[k][surface] = res.why.replace("this paper", p.record.id)
             key_papers[k].add(p.record.id)
         resolved.append(keys)
 
