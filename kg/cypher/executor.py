@@ -26,7 +26,7 @@ def _check_where(where: A.Expr | None, scope: set[str]) -> None:
         raise CypherError("aggregate functions are not allowed in WHERE (aggregate in WITH first)")
 
 
-def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
+def match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
                   ctx: Context) -> tuple[Iterator[Record], list[str]]:
     for p in clause.patterns:
         for part in (*p.nodes, *p.rels):
@@ -47,7 +47,7 @@ def _match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
     return run(), scope + new_vars
 
 
-def _unwind(records: Iterable[Record], clause: A.Unwind, scope: list[str],
+def unwind_clause(records: Iterable[Record], clause: A.Unwind, scope: list[str],
             ctx: Context) -> tuple[Iterator[Record], list[str]]:
     check_functions(clause.expr)
     if clause.var in scope:
@@ -122,9 +122,9 @@ def _single(query: A.SingleQuery, ctx: Context, outer: Record | None = None) -> 
     scope: list[str] = list(outer or {})
     for clause in query.clauses:
         if isinstance(clause, A.Match):
-            records, scope = _match_clause(records, clause, scope, ctx)
+            records, scope = match_clause(records, clause, scope, ctx)
         elif isinstance(clause, A.Unwind):
-            records, scope = _unwind(records, clause, scope, ctx)
+            records, scope = unwind_clause(records, clause, scope, ctx)
         elif isinstance(clause, A.Call):
             records, scope = _call(records, clause, scope, ctx)
         elif isinstance(clause, A.With):

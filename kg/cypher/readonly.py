@@ -35,7 +35,7 @@ def _is_op(tok: Token | None, *ops: str) -> bool:
     return tok is not None and tok.kind == "OP" and tok.value in ops
 
 
-def _is_name_position(prev: Token | None, prev2: Token | None, nxt: Token | None) -> bool:
+def is_name_position(prev: Token | None, prev2: Token | None, nxt: Token | None) -> bool:
     """True where a keyword-looking word can only be a name: property, label, map key, variable."""
     if _is_op(prev, ".") and prev2 is not None and (
         prev2.kind in _NAME_OR_CLOSE or _is_op(prev2, ")", "]", "}")
@@ -74,7 +74,7 @@ def check_tokens(toks: list[Token]) -> None:
         prev = toks[k - 1] if k > 0 else None
         prev2 = toks[k - 2] if k > 1 else None
         nxt = toks[k + 1]
-        if _is_name_position(prev, prev2, nxt):
+        if is_name_position(prev, prev2, nxt):
             continue
         if word in WRITE_CLAUSES:
             raise CypherWriteError(f"{WRITE_CLAUSES[word]} is not allowed: queries are read-only")

@@ -11,9 +11,8 @@ import networkx as nx
 from kg.cypher import ast as A
 from kg.cypher.context import Context, Record, activate, deactivate
 from kg.cypher.evaluator import evaluate
-from kg.cypher.executor import _match_clause, _unwind
+from kg.cypher.executor import Executor, match_clause, unwind_clause
 from kg.cypher.index import invalidate_index
-from kg.cypher.matcher import match
 from kg.cypher.parser import Parser
 from kg.cypher.projection import project
 from kg.cypher.values import LABEL_ATTR, TYPE_ATTR, Node, Path, Rel
@@ -81,7 +80,7 @@ class Materialiser:
 
     def _run_query(self, clauses: list[Any], params: dict[str, Any]) -> None:
         ctx = Context(self.graph, params, timeout_s=30.0)
-        ctx.match = lambda patterns, where, rec: match(ctx, patterns, where, rec)
+        ctx.engine = Executor(ctx)  # patterns and subqueries in WHERE call back through it
         token = activate(ctx)
         try:
             records: list[Record] = [{}]
@@ -105,9 +104,9 @@ class Materialiser:
                     ctx.plans.clear()
                     continue
                 if isinstance(clause, A.Match):
-                    it, scope = _match_clause(records, clause, scope, ctx)
+                    it, scope = match_clause(records, clause, scope, ctx)
                 elif isinstance(clause, A.Unwind):
-                    it, scope = _unwind(records, clause, scope, ctx)
+                    it, scope = unwind_clause(records, clause, scope, ctx)
                 elif isinstance(clause, A.With):
                     it, scope = project(records, clause.proj, scope, ctx, is_with=True, where=clause.where)
                 elif isinstance(clause, A.Return):

@@ -13,9 +13,8 @@ from kg.cypher.context import Context, activate, deactivate
 from kg.cypher.errors import CypherArgumentError, CypherError, CypherSyntaxError, CypherTypeError, UnsupportedCypher
 from kg.cypher.executor import execute
 from kg.cypher.lexer import tokenize
-from kg.cypher.matcher import match
-from kg.cypher.parser import parse
-from kg.cypher.readonly import _is_name_position, check_read_only
+from kg.cypher.parser import parse_read_only
+from kg.cypher.readonly import is_name_position
 
 from . import values as V
 from .gherkin import Scenario, Step
@@ -61,7 +60,7 @@ def _is_write(query: str) -> bool:
         if tok.upper in _WRITE_WORDS:
             prev = toks[k - 1] if k else None
             prev2 = toks[k - 2] if k > 1 else None
-            if not _is_name_position(prev, prev2, toks[k + 1]):
+            if not is_name_position(prev, prev2, toks[k + 1]):
                 return True
     return False
 
@@ -115,11 +114,9 @@ def run_query(graph: nx.MultiDiGraph, query: str, params: dict[str, Any]) -> tup
     """
     phase = "compile"
     ctx = Context(graph, params, TIMEOUT_S)
-    ctx.match = lambda patterns, where, rec: match(ctx, patterns, where, rec)
     token = activate(ctx)
     try:
-        check_read_only(query)
-        parsed = parse(query)
+        parsed = parse_read_only(query)
         columns, rows = execute(parsed, ctx)
         phase = "runtime"
         return "rows", (columns, [list(r) for r in rows])
