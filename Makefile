@@ -28,8 +28,9 @@ bench-related: $(VENV)/.installed-test
 	$(BIN)/python -m pip install -q -e '.[bench,teacher]'
 	$(BIN)/python bench/related.py
 
-# The README's example outputs (build, stats, API calls, the five queries) from a fresh build of seeds/, the
-# recorded quality and scale tables (docs/results/), and docs/overview.png; tests/core/test_readme.py checks them.
+# The example outputs of README.md and docs/*.md (build, stats, API calls, Cypher, trends, landscape) from a fresh
+# build of seeds/, the recorded quality and scale tables (docs/results/), and docs/overview.png;
+# tests/core/test_readme.py checks them.
 # `make docs EVAL=1` also re-runs kg eval (minutes) and records it.
 docs: $(VENV)/.installed-test browser
 	$(BIN)/python scripts/make_docs.py $(if $(EVAL),--eval)
