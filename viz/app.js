@@ -76,8 +76,159 @@
     n.title = nodeTip(n);
   }
   for (const e of data.edges) e.title = edgeTip(e, names);
+  // The page draws the labels itself (see drawLabels), so vis-network gets none to draw.
+  const labels = layoutLabels();
   const nodes = new vis.DataSet(data.nodes);
   const edges = new vis.DataSet(data.edges);
+
+  // -- labels: vis-network draws every label it is given, and in a graph of 150 nodes they pile up. The page
+  // draws them after each frame instead: the hovered and selected nodes and the view's focus first, then by
+  // degree in the view (then papers), each beside its node where its box crosses no label already drawn (nor
+  // a node that ranks above its own); zooming in makes room for more, and hovering a node shows its own.
+  // Edge labels come after every node label. --
+  const LABEL = { face: "system-ui, sans-serif", min: 10, max: 30, pad: 2, edgeMin: 7, edgeMax: 16, cell: 64 };
+  function layoutLabels() {
+    const degree = {};
+    for (const e of data.edges) {
+      degree[e.from] = (degree[e.from] || 0) + 1;
+      degree[e.to] = (degree[e.to] || 0) + 1;
+    }
+    const nodeLabels = [];
+    for (const n of data.nodes) {
+      if (n.label) nodeLabels.push({ id: n.id, text: String(n.label), size: (n.font && n.font.size) || 14,
+                                     degree: degree[n.id] || 0, papers: n.paper_count || 0 });
+      delete n.label;
+    }
+    nodeLabels.sort((a, b) => (b.id === data.focus) - (a.id === data.focus) || b.degree - a.degree ||
+      b.papers - a.papers || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const edgeLabels = [];
+    for (const e of data.edges) {
+      if (e.label) edgeLabels.push({ id: e.id, from: e.from, to: e.to, text: String(e.label) });
+      delete e.label;
+    }
+    return { nodes: nodeLabels, edges: edgeLabels, byId: new Map(nodeLabels.map((l) => [l.id, l])) };
+  }
+
+  const widths = new Map();  // text width at 1 px, per font weight and text
+  function textWidth(ctx, text, bold) {
+    const key = (bold ? "b" : "n") + text;
+    let w = widths.get(key);
+    if (w === undefined) {
+      ctx.font = (bold ? "bold " : "") + "100px " + LABEL.face;
+      w = ctx.measureText(text).width / 100;
+      widths.set(key, w);
+    }
+    return w;
+  }
+
+  let hovered = null;
+  let shown = [];  // the labels of the last frame, in the graph box's CSS pixels
+  function drawLabels(ctx) {
+    const scale = network.getScale();
+    const ratio = ctx.getTransform().a / scale;  // device pixels per CSS pixel
+    const W = ctx.canvas.width / ratio, H = ctx.canvas.height / ratio;  // the graph box, read without a layout
+    const selected = new Set(network.getSelectedNodes());
+    const first = [...new Set([hovered, ...selected])].filter((id) => id !== null && labels.byId.has(id));
+    const order = first.map((id) => labels.byId.get(id)).concat(labels.nodes.filter((l) => !first.includes(l.id)));
+    const rank = new Map(order.map((l, i) => [l.id, i]));
+
+    // Two grids of boxes: the labels placed so far, and the nodes in view. A label may not cross another label,
+    // nor a node that ranks above its own (a hub's label may cover a leaf; no label hides a hub; an edge's label
+    // hides no node).
+    const C = LABEL.cell, cols = Math.max(1, Math.ceil(W / C)), rows = Math.max(1, Math.ceil(H / C));
+    const labelGrid = Array.from({ length: cols * rows }, () => []);
+    const nodeGrid = Array.from({ length: cols * rows }, () => []);
+    function claim(grid, b) {
+      const gx1 = Math.min(cols - 1, Math.floor(b.x1 / C)), gy1 = Math.min(rows - 1, Math.floor(b.y1 / C));
+      for (let gx = Math.max(0, Math.floor(b.x0 / C)); gx <= gx1; gx++) {
+        for (let gy = Math.max(0, Math.floor(b.y0 / C)); gy <= gy1; gy++) grid[gx * rows + gy].push(b);
+      }
+    }
+    // Whether the box crosses a label, or (node !== undefined) a node other than `node` ranked above `rk`
+    // (Infinity: any node).
+    function blocked(grid, x0, y0, x1, y1, node, rk) {
+      const gx1 = Math.min(cols - 1, Math.floor(x1 / C)), gy1 = Math.min(rows - 1, Math.floor(y1 / C));
+      for (let gx = Math.max(0, Math.floor(x0 / C)); gx <= gx1; gx++) {
+        for (let gy = Math.max(0, Math.floor(y0 / C)); gy <= gy1; gy++) {
+          for (const o of grid[gx * rows + gy]) {
+            if (x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1 && (node === undefined || (o.node !== node && o.rank < rk))) {
+              return true;
+            }
+          }
+        }
+      }
+      return false;
+    }
+    const at = new Map();  // node id -> [x, y, radius] on screen, for the nodes in view
+    for (const id of network.body.nodeIndices) {
+      const n = network.body.nodes[id], p = network.canvasToDOM({ x: n.x, y: n.y }), r = (n.options.size || 10) * scale;
+      if (p.x + r < 0 || p.x - r > W || p.y + r < 0 || p.y - r > H) continue;
+      at.set(id, [p.x, p.y, r]);
+      claim(nodeGrid, { x0: p.x - r, y0: p.y - r, x1: p.x + r, y1: p.y + r, node: id,
+                        rank: rank.has(id) ? rank.get(id) : order.length });
+    }
+    const placed = [];
+    const pad = LABEL.pad;
+    function place(b) {
+      claim(labelGrid, b);
+      placed.push(b);
+    }
+
+    for (const l of order) {
+      const pos = at.get(l.id);
+      if (!pos || pos[0] < 0 || pos[0] > W || pos[1] < 0 || pos[1] > H) continue;  // hidden or off screen
+      const [nx, ny, r] = pos, rk = rank.get(l.id);
+      const px = Math.min(LABEL.max, Math.max(LABEL.min, l.size * scale));
+      const bold = l.id === hovered || selected.has(l.id);
+      const w = textWidth(ctx, l.text, bold) * px, h = Math.ceil(px * 1.2);
+      // Below the node if there is room, else above, right or left of it; first where it covers no other node,
+      // then where it covers only nodes ranked below its own. A label that would stick out at a side of the
+      // graph is moved in, still against its node.
+      const spots = [];
+      for (const [sx, sy] of [[nx - w / 2, ny + r + 3], [nx - w / 2, ny - r - 3 - h], [nx + r + 4, ny - h / 2],
+                              [nx - r - 4 - w, ny - h / 2]]) {
+        const x = Math.min(Math.max(sx, 0), Math.max(0, W - w)), y = Math.min(Math.max(sy, 0), Math.max(0, H - h));
+        if (!blocked(labelGrid, x - pad, y - pad, x + w + pad, y + h + pad)) spots.push([x, y]);
+      }
+      const spot = spots.find(([x, y]) => !blocked(nodeGrid, x - pad, y - pad, x + w + pad, y + h + pad, l.id, Infinity)) ||
+        spots.find(([x, y]) => !blocked(nodeGrid, x - pad, y - pad, x + w + pad, y + h + pad, l.id, rk));
+      if (!spot) continue;
+      const [x, y] = spot;
+      place({ x0: x - pad, y0: y - pad, x1: x + w + pad, y1: y + h + pad, kind: "node", id: l.id, text: l.text,
+              x: x, y: y, w: w, h: h, px: px, bold: bold });
+    }
+    if (10 * scale >= LABEL.edgeMin) {
+      const px = Math.min(LABEL.edgeMax, 10 * scale);
+      for (const l of labels.edges) {
+        const a = at.get(l.from), c = at.get(l.to);
+        if (!a || !c) continue;  // an end hidden or off screen
+        const w = textWidth(ctx, l.text, false) * px, h = Math.ceil(px * 1.2);
+        const x = (a[0] + c[0] - w) / 2, y = (a[1] + c[1] - h) / 2;
+        const x0 = x - pad, y0 = y - pad, x1 = x + w + pad, y1 = y + h + pad;
+        if (x < 0 || x + w > W || y < 0 || y + h > H || blocked(labelGrid, x0, y0, x1, y1) ||
+            blocked(nodeGrid, x0, y0, x1, y1, null, Infinity)) continue;
+        place({ x0: x0, y0: y0, x1: x1, y1: y1, kind: "edge", id: l.id, text: l.text, x: x, y: y, w: w, h: h,
+                px: px, bold: false });
+      }
+    }
+
+    ctx.save();
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.textAlign = "left";
+    ctx.textBaseline = "middle";
+    ctx.lineJoin = "round";
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = "#ffffff";
+    for (const b of placed) {
+      ctx.font = (b.bold ? "bold " : "") + b.px + "px " + LABEL.face;
+      ctx.fillStyle = b.kind === "node" ? "#1f2328" : "#57606a";
+      ctx.strokeText(b.text, b.x, b.y + b.h / 2);
+      ctx.fillText(b.text, b.x, b.y + b.h / 2);
+    }
+    ctx.restore();
+    shown = placed.map((b) => ({ kind: b.kind, id: b.id, text: b.text, x: b.x, y: b.y, w: b.w, h: b.h, px: b.px,
+                                 bold: b.bold }));
+  }
 
   // -- header --
   $("kg-title").textContent = data.title;
@@ -233,6 +384,7 @@
     search: search, find: find, setTypeVisible: setTypeVisible, viewUrl: viewUrl,
     drawn: () => ({ nodes: network.body.nodeIndices.length, edges: network.body.edgeIndices.length }),
     legendTypes: () => Array.from(legend.querySelectorAll(".kg-type")).map((e) => e.dataset.type),
+    labels: () => shown.slice(),
   };
   network = new vis.Network($("kg-network"), { nodes: nodes, edges: edges }, data.options);
   view.network = network;
@@ -258,6 +410,15 @@
     const src = params.event && params.event.srcEvent;
     if (src && (src.ctrlKey || src.metaKey)) window.open(url, "_blank", "noopener"); else location.assign(url);
   });
-  network.on("hoverNode", () => { $("kg-network").style.cursor = data.link_base ? "pointer" : "default"; });
-  network.on("blurNode", () => { $("kg-network").style.cursor = "default"; });
+  network.on("afterDrawing", drawLabels);
+  network.on("hoverNode", (p) => {
+    $("kg-network").style.cursor = data.link_base ? "pointer" : "default";
+    hovered = p.node;
+    network.redraw();
+  });
+  network.on("blurNode", () => {
+    $("kg-network").style.cursor = "default";
+    hovered = null;
+    network.redraw();
+  });
 })();

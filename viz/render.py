@@ -118,14 +118,9 @@ def _options(n_nodes: int) -> dict[str, Any]:
         },
         "interaction": {"hover": True, "tooltipDelay": 120, "hideEdgesOnDrag": big, "hideEdgesOnZoom": big,
                         "keyboard": False, "multiselect": False},
-        # Labels smaller than ~7 px on screen are skipped until the user zooms in: big graphs stay legible.
-        "nodes": {"scaling": {"label": {"drawThreshold": 8}},
-                  "font": {"face": "system-ui, sans-serif", "color": "#1f2328", "strokeWidth": 3,
-                           "strokeColor": "#ffffff"}},
+        # No label options: the page draws node and edge labels itself, none over another (app.js drawLabels).
         "edges": {"smooth": False, "selectionWidth": 1.5, "hoverWidth": 1.5,
-                  "arrows": {"to": {"scaleFactor": 0.5}},
-                  "font": {"size": 10, "color": "#57606a", "strokeWidth": 3, "strokeColor": "#ffffff",
-                           "align": "middle"}},
+                  "arrows": {"to": {"scaleFactor": 0.5}}},
     }
 
 

@@ -30,6 +30,7 @@ from kg.store.embedded import EmbeddedStore
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds"
 ARTIFACTS = ROOT / "tests" / "artifacts"
+DOCS_SHOT_BYTES = 200_000  # a screenshot this size or more stays out of docs/
 INSTALL_HINT = "install it with `apt-get install -y chromium` (Debian), or point KG_CHROMIUM at a Chrome binary"
 
 # Markup that must show as text and run nothing, in both a title and an abstract.
@@ -200,6 +201,7 @@ class Page:
 
     def __init__(self, browser: Browser, target: str, session: str, width: int, height: int) -> None:
         self.browser, self.target, self.session = browser, target, session
+        self.width, self.height = width, height
         for domain in ("Page", "Runtime", "Log"):
             self.send(f"{domain}.enable")
         self.send("Emulation.setDeviceMetricsOverride",
@@ -249,10 +251,23 @@ class Page:
     def mouse_move(self, x: float, y: float) -> None:
         self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
 
-    def screenshot(self, path: Path) -> None:
+    def screenshot(self, path: Path, clip: dict[str, float] | None = None) -> None:
+        """The page as a PNG; ``clip`` (x, y, width, height in CSS pixels) takes only that part."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        params: dict[str, Any] = {"format": "png"}
+        if clip:
+            params["clip"] = {**clip, "scale": 1}
+        data = self.send("Page.captureScreenshot", params)["data"]
         path.write_bytes(base64.b64decode(data))
+
+    def shot(self, name: str, clip: dict[str, float] | None = None) -> Path:
+        """A screenshot in tests/artifacts/; with KG_UPDATE_DOCS=1, one under 200 KB also in docs/screenshots/."""
+        path = ARTIFACTS / f"{name}.png"
+        self.screenshot(path, clip)
+        if os.environ.get("KG_UPDATE_DOCS") and path.stat().st_size < DOCS_SHOT_BYTES:
+            (ROOT / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, ROOT / "docs" / "screenshots" / path.name)
+        return path
 
     def close(self) -> None:
         self.browser.send("Target.closeTarget", {"targetId": self.target})
