@@ -54,7 +54,7 @@ def _worker_init(factory: Callable[[], Extractor], parent_pid: int) -> None:
     _WORKER = factory()
 
 
-def _worker_extract(papers: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def _worker_extract(papers: list[tuple[str, str | None]]) -> list[dict[str, Any]]:
     """Extractions of (abstract, title) pairs."""
     assert _WORKER is not None
     return [x.to_store() for x in _WORKER.extract_many((a for a, _ in papers), (t for _, t in papers))]

@@ -138,4 +138,5 @@ class FullTextIndex:
         doc = self.searcher.doc
         hits = sorted(((doc(addr)["id"][0], round(float(score), 6)) for score, addr in found.hits),
                       key=lambda h: (-h[1], h[0]))
-        return int(found.count), hits[offset : offset + limit]
+        total = int(found.count)  # type: ignore[attr-defined]  # why: tantivy 0.27's stub omits SearchResult.count
+        return total, hits[offset : offset + limit]

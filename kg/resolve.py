@@ -162,7 +162,7 @@ def _same_word(a: str, b: str) -> bool:
     if a == b or {a, b} == {"vision", "visual"} or a == b + "ly" or b == a + "ly":  # adversarial(ly)
         return True
     sa, sb = _SUFFIX.search(a), _SUFFIX.search(b)
-    return bool(sa and sb) and len(a) > 5 and len(b) > 5 and a[: sa.start()] == b[: sb.start()]
+    return sa is not None and sb is not None and len(a) > 5 and len(b) > 5 and a[: sa.start()] == b[: sb.start()]
 
 
 def _edits(a: str, b: str) -> int:
@@ -233,7 +233,8 @@ class Overrides:
 
     @classmethod
     def parse(cls, text: str, where: str = "overrides") -> Overrides:
-        splits, merges = [], []
+        splits: list[tuple[str, str, int]] = []
+        merges: list[tuple[str, str, int]] = []
         for i, raw in enumerate(text.splitlines(), 1):
             line = _COMMENT.split(raw, maxsplit=1)[0].strip()  # "# ..." or " # ...": C# keeps its '#'
             if not line:
@@ -473,8 +474,8 @@ class Resolver:
         self._join(spelled, defs)
         for ms in self.meanings.values():  # only a short form with several meanings reads its context
             if len(_real(ms)) < 2:
-                for _, m in ms:
-                    m.context = Counter()
+                for _, meaning in ms:
+                    meaning.context = Counter()
 
     def _join(self, joins: list[tuple[str, str, str]], defs: Mapping[ShortKey, Mapping[str, _Meaning]]) -> None:
         """Join each (key, key, why); when any joined, the nodes' keys and the short forms' meanings again."""
@@ -650,7 +651,7 @@ class Resolver:
                 if r is not None and not self.clusters.same_apart(key, r.key):
                     return r
         if _is_compound(m.text):
-            k = self._spelled(m.text, local, keys)
-            if k and not self.clusters.same_apart(key, k):
-                return Resolved(self.node(k), "short form inside the name spelled out")
+            spelled = self._spelled(m.text, local, keys)
+            if spelled and not self.clusters.same_apart(key, spelled):
+                return Resolved(self.node(spelled), "short form inside the name spelled out")
         return Resolved(self.node(key), self.why_joined.get(key, ""))

@@ -73,8 +73,10 @@ def best_sentences(query: str, abstracts: Sequence[str]) -> list[str]:
     """``best_sentence`` of each abstract, every sentence embedded in one call."""
     split = [sentences(a) for a in abstracts]
     flat = [s for ss in split if len(ss) > 1 for s in ss]
-    sv = default_embedder().embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
-    qv = query_vector(query) if flat else None
+    if not flat:  # no abstract has two sentences to choose between: nothing to embed
+        return [ss[0] if ss else "" for ss in split]
+    sv = default_embedder().embed(flat)
+    qv = query_vector(query)
     qw = set(words(query))
     out, at = [], 0
     for ss in split:

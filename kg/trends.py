@@ -224,7 +224,7 @@ class TrendIndex:
             counts = self.counts(mask).astype(np.int32)
             counts.flags.writeable = False  # shared by every caller
             hit = self._counts.put(key, (int(mask.sum()), counts), len(counts))
-        return hit  # type: ignore[no-any-return]
+        return hit
 
     def rank(self) -> np.ndarray:
         """Each entity's position in id order: sorting by it sorts by id, without comparing strings."""

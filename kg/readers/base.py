@@ -6,10 +6,11 @@ import gzip
 import hashlib
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import BinaryIO
 
 MAX_ABSTRACT_CHARS = 100_000  # longer "abstracts" are full texts or junk; they would stall the parser
 MAX_LINE_BYTES = 2 << 20  # a longer line cannot hold a valid record; it is skipped without being held in memory
@@ -53,7 +54,8 @@ def content_id(abstract: str) -> str:
     return "p-" + hashlib.sha1(norm.encode("utf-8")).hexdigest()[:12]
 
 
-def opener(path: Path):  # noqa: ANN201 - gzip.open or open, both returning a binary file
+def opener(path: Path) -> Callable[..., BinaryIO | gzip.GzipFile]:
+    """gzip.open or open, both giving a binary file for mode "rb"."""
     return gzip.open if path.name.endswith(".gz") else open
 
 

@@ -63,7 +63,7 @@ def read_bibtex(path: Path) -> Iterator[PaperRecord | Skip]:
     logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # it logs each failed block; kg reports them itself
     library = bibtexparser.parse_string(text, append_middleware=[mw.SeparateCoAuthors(), mw.SplitNameParts()])
     for block in library.blocks:
-        where = f"{path}:{block.start_line + 1}"
+        where = f"{path}:{(block.start_line or 0) + 1}"  # start_line is None only for a block built by hand
         if isinstance(block, DuplicateBlockKeyBlock):
             yield Skip(f"{where} ({block.key})", "duplicate BibTeX key")
             continue

@@ -53,7 +53,9 @@ def _name(obj: object, *keys: str) -> object:
 def openalex_fields(obj: dict[str, Any]) -> dict[str, object]:
     """The record fields of one work; raises BadIndex for an unusable abstract_inverted_index."""
     abstract = obj.get("abstract") or rebuild_abstract(obj.get("abstract_inverted_index"))
-    ids = obj.get("ids") if isinstance(obj.get("ids"), dict) else {}
+    ids = obj.get("ids")
+    if not isinstance(ids, dict):
+        ids = {}
     arxiv = None
     for loc in obj.get("locations") or []:  # an arXiv copy names the paper the way the arXiv corpus does
         if isinstance(loc, dict) and arxiv_id(loc.get("landing_page_url")):

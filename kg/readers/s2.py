@@ -13,7 +13,9 @@ def is_semantic_scholar(obj: dict[str, Any]) -> bool:
 
 def s2_fields(obj: dict[str, Any]) -> dict[str, object]:
     """The record fields of one paper. ``abstract`` may be null (publisher-restricted): that paper is skipped."""
-    ext = obj.get("externalIds") if isinstance(obj.get("externalIds"), dict) else {}
+    ext = obj.get("externalIds")
+    if not isinstance(ext, dict):
+        ext = {}
     own = obj.get("paperId") or obj.get("corpusId") or ext.get("CorpusId")
     venue = obj.get("venue") or None
     for key in ("publicationVenue", "journal"):

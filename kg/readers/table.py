@@ -153,14 +153,17 @@ def _row_record(row: list[str], roles: dict[str, int], where: str) -> PaperRecor
     if any(_BAD_UTF8.search(c) for c in row):
         return Skip(where, "not valid UTF-8", "save the file as UTF-8")
     v = {f: (row[i].strip() or None) if i < len(row) else None for f, i in roles.items()}
-    year, published = v.get("year"), None
+    given_year = v.get("year")
+    year: str | int | None = given_year
+    published: str | None = None
+    authors = v.get("authors")
     if v.get("published"):
         y, published = parse_date(v["published"])
         year = year or y
-    elif year and not year.isdecimal():  # "2021-05-03" in a year column
-        y, _ = parse_date(year)
-        year = y if y is not None else year
+    elif given_year and not given_year.isdecimal():  # "2021-05-03" in a year column
+        y, _ = parse_date(given_year)
+        year = y if y is not None else given_year
     return make_record(where, abstract=v.get("abstract"), title=v.get("title"), year=year, venue=v.get("venue"),
                        id=paper_id(arxiv=v.get("arxiv_id") or arxiv_id(v.get("id")) or v.get("url"), doi=v.get("doi"),
                                    own=v.get("id")),
-                       authors=split_authors(v["authors"]) if v.get("authors") else None, published=published)
+                       authors=split_authors(authors) if authors else None, published=published)
