@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 .venv/bin/python scripts/ablate_rules.py [MODEL_DIR] [--parts a,b] [--off a,b]
 
 The dev abstracts are parsed once; each line re-runs only the rule layer on the parsed documents. Parts are
-``Extractor`` attributes (``fallback``, ``refine``, ``pairs``, ...; ``propmodel`` switches the learned proposed
+``ExtractorConfig`` fields (``fallback``, ``refine``, ``pairs``, ...; ``propmodel`` switches the learned proposed
 classifier off); ``--off`` switches parts off for every line.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,7 @@ PARTS = ["use_names", "consistent", "fallback", "rule_relations", "refine", "kno
 def main() -> None:
     from kg.clean import clean_text
     from kg.evaluate_gold import TYPES, load_gold, prediction_rows, score_rows
-    from kg.extract.pipeline import MODEL_DIR, Extractor, load_nlp
+    from kg.extract.pipeline import MODEL_DIR, Extractor, ExtractorConfig, load_nlp
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", nargs="?", default=str(MODEL_DIR))
@@ -45,20 +46,20 @@ def main() -> None:
         print(f"{tag:24s} typed {s['typed']['f1']:5.1f} ({s['typed']['p']:.1f}/{s['typed']['r']:.1f}) "
               f"rel {s['relations']['f1']:.1f} prop {s['proposed']['p']:.0f}/{s['proposed']['r']:.0f} | {per}")
 
-    def switch(part: str) -> object:
-        old = getattr(ex, part)
-        setattr(ex, part, None if part == "propmodel" else False)
-        return old
+    propmodel = ex.propmodel
+
+    def configure(off: list[str]) -> None:
+        """The base configuration with the parts ``off`` switched off (``propmodel``: the learned classifier)."""
+        ex.config = replace(ExtractorConfig(), **{p: False for p in off if p != "propmodel"})
+        ex.propmodel = None if "propmodel" in off else propmodel
 
     off = [p for p in a.off.split(",") if p]
-    for p in off:
-        switch(p)
+    configure(off)
     run("base" + (f" (off: {','.join(off)})" if off else ""))
     for p in [p for p in a.parts.split(",") if p and p not in off]:
-        old = switch(p)
+        configure([*off, p])
         run(f"-{p}")
-        setattr(ex, p, old)
-    ex.rule_layer = False
+    configure([*off, "rule_layer"])
     run("rule layer off")
 
 

@@ -115,7 +115,7 @@ def _row(id_: str, text: str, chosen: list[Any], proposed: set[int], rels: list[
 
 def main() -> None:
     from kg.evaluate_gold import load_gold, score_rows
-    from kg.extract.pipeline import MODEL_DIR, Extractor, load_nlp
+    from kg.extract.pipeline import MODEL_DIR, Extractor, ExtractorConfig, load_nlp
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=str(MODEL_DIR), help="extractor package (default: the shipped one)")
@@ -127,11 +127,9 @@ def main() -> None:
     fixes = {f for f in args.fix.split(",") if f}
     if fixes - set(FIXES) or (fixes and not args.own):
         ap.error(f"--fix takes {', '.join(FIXES)} (comma-separated), with --own")
-    ext = Extractor(load_nlp(args.model))
+    ext = Extractor(load_nlp(args.model), config=ExtractorConfig(rule_relations=not args.no_rules))
     if args.no_docrel:
         ext.docrel = None
-    if args.no_rules:
-        ext.rule_relations = False
     gold = load_gold(GOLD / "dev.jsonl")
     if args.own:
         what = "own entities" + (f", {', '.join(sorted(fixes))} fixed" if fixes else "")

@@ -40,7 +40,7 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
     model alone (no rule layer), the rule-only extractor and the noun-chunk baseline. SciERC and SciER follow,
     strict span+type.
     """
-    from kg.extract.pipeline import DEFAULT_MODEL, RULES_MODEL, Extractor, load_nlp
+    from kg.extract.pipeline import DEFAULT_MODEL, RULES_MODEL, Extractor, ExtractorConfig, load_nlp
 
     rules_nlp = load_nlp(RULES_MODEL)
     trained_path = model or (DEFAULT_MODEL if DEFAULT_MODEL != RULES_MODEL else None)
@@ -55,8 +55,7 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
             extractors["previous"] = _runner(prev)
         else:
             extractors["previous"] = None  # recorded figures, kg-gold only
-        alone = Extractor(trained.nlp)
-        alone.rule_layer = False
+        alone = Extractor(trained.nlp, config=ExtractorConfig(rule_layer=False))
         extractors["trained alone"] = _runner(alone)
     rules = Extractor(rules_nlp)
     extractors["rules" + ("" if default_is_trained else " (default)")] = _runner(rules)

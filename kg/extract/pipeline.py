@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,30 @@ def _is_trained(nlp: Any) -> bool:
     return "ner" in nlp.pipe_names and "method" in nlp.get_pipe("ner").labels
 
 
+@dataclass(frozen=True, slots=True)
+class ExtractorConfig:
+    """Which parts of the rule layer run: the defaults are the shipped extractor. Each part was switched off in
+    turn on kg-gold dev (typed F1, NER trained on kg-gold; scripts/ablate_rules.py); parts that lost there are off
+    by default and kept switchable for that comparison. ``dataclasses.replace(config, part=False)`` makes a
+    variant; an Extractor's configuration never changes under it."""
+
+    gaz_types: bool = True  # the gazetteer's type for a name it knows (+0.6)
+    gaz_drop: bool = True  # phrases kg-gold's annotators leave out (+0.3)
+    skip_short: bool = False  # True: the relation classifier leaves out defined short forms (relations -5.4)
+    use_names: bool = False  # name-shaped tokens the NER missed (-0.3: the NER trained on kg-gold finds them)
+    consistent: bool = True  # one type per string within a document (+0.1)
+    fallback: bool = False  # noun chunks in sentences without an NER entity (-5.6: concept precision 23 -> 48)
+    rule_relations: bool = True  # the rule layer's relation patterns beside the classifier's (+0.8 relations)
+    rule_layer: bool = True  # False: the trained NER's spans and the relation classifier alone (kg eval column)
+    refine: bool = False  # known names, model-shaped names, method head nouns over the NER's label (-0.7)
+    known_names: bool = True  # known names alone over the NER's label: "FFHQ" a dataset, not a method
+    cuts: bool = True  # "GSM8K dataset" -> "GSM8K", "MI bounds" -> "MI" (even; the guideline's span rule)
+    pairs: bool = True  # abbreviation long and short forms, typed alike (+0.5 typed; they merge nodes)
+    generic_filter: bool = True  # spans of generic words only are dropped (even; the guideline's rule)
+    formula_filter: bool = True  # formula pieces ("I(R", "Omega(d") are dropped (the guideline's rule)
+    drop_fields: bool = True  # broad fields ("NLP", "computer vision") are dropped (the guideline's rule)
+
+
 class Extractor:
     """Turns texts into Extractions; create once (loading spaCy takes a second) and reuse.
 
@@ -78,8 +103,10 @@ class Extractor:
     plus the rule patterns; with a pipeline without it (``load_nlp(RULES_MODEL)``) from the rule layer alone.
     """
 
-    def __init__(self, nlp: Any | None = None, *, batch_size: int = 32) -> None:
+    def __init__(self, nlp: Any | None = None, *, batch_size: int = 32,
+                 config: ExtractorConfig = ExtractorConfig()) -> None:  # noqa: B008 - frozen, shared safely
         self.nlp = nlp if nlp is not None else load_nlp()
+        self.config = config
         self.rules = RuleExtractor()
         self.batch_size = batch_size
         self.trained = _is_trained(self.nlp)
@@ -89,23 +116,6 @@ class Extractor:
         self.spanfilter = None  # a second look at each span: drop it or retype it (spans.json)
         self.docrel = None  # cross-sentence relations of the paper's contributions (docrel.json)
         self.gazetteer = None  # kg-gold train's names and their types, phrases its annotators leave out
-        # Each part of the rule layer switched off in turn on kg-gold dev (typed F1, NER trained on kg-gold):
-        # parts that lost there are off by default, kept switchable for the comparison in scripts/train_gold.py.
-        self.gaz_types = True  # the gazetteer's type for a name it knows (+0.6)
-        self.gaz_drop = True  # phrases kg-gold's annotators leave out (+0.3)
-        self.skip_short = False  # True: the relation classifier leaves out defined short forms (relations -5.4)
-        self.use_names = False  # name-shaped tokens the NER missed (-0.3: the NER trained on kg-gold finds them)
-        self.consistent = True  # one type per string within a document (+0.1)
-        self.fallback = False  # noun chunks in sentences without an NER entity (-5.6: concept precision 23 -> 48)
-        self.rule_relations = True  # the rule layer's relation patterns beside the classifier's (+0.8 relations)
-        self.rule_layer = True  # False: the trained NER's spans and the relation classifier alone (kg eval column)
-        self.refine = False  # known names, model-shaped names, method head nouns over the NER's label (-0.7)
-        self.known_names = True  # known names alone over the NER's label: "FFHQ" a dataset, not a method
-        self.cuts = True  # "GSM8K dataset" -> "GSM8K", "MI bounds" -> "MI" (even; the guideline's span rule)
-        self.pairs = True  # abbreviation long and short forms, typed alike (+0.5 typed; they merge nodes)
-        self.generic_filter = True  # spans of generic words only are dropped (even; the guideline's rule)
-        self.formula_filter = True  # formula pieces ("I(R", "Omega(d") are dropped (the guideline's rule)
-        self.drop_fields = True  # broad fields ("NLP", "computer vision") are dropped (the guideline's rule)
         if self.trained:
             from kg.extract.relmodel import RelationModel
 
@@ -184,13 +194,13 @@ class Extractor:
     def _trained_candidates(self, doc: Any) -> tuple[list[Candidate], list[tuple[str, str]]]:
         """NER spans, typed, plus the rule layer's strong candidates (abbreviations, names) where NER found none."""
         text = doc.text
-        if not self.rule_layer:
+        if not self.config.rule_layer:
             return [Candidate(e.start_char, e.end_char, e.label_, 5) for e in doc.ents], []
         rule_cands, abbrevs = self.rules.candidates(doc)
         ner: list[Candidate] = []
         raw: dict[str, Counter] = {}  # the NER's own labels, before known names: "EM" may be a metric elsewhere
-        for toks, label in self._ner_pieces(doc, self.cuts):
-            if not toks or self.generic_filter and all(
+        for toks, label in self._ner_pieces(doc, self.config.cuts):
+            if not toks or self.config.generic_filter and all(
                     t.lower_ in lx.GENERIC_WORDS or t.lower_ in lx.STRIP_LEADING or t.is_stop
                     or not t.text[0].isalnum() for t in toks) or any(t.like_url for t in toks):
                 continue  # generic words only, or a link ("https://github.com/...") the NER took for a method
@@ -198,11 +208,11 @@ class Extractor:
             while e > s and text[e - 1] in ".,;:":  # "mean IoU." at a sentence end
                 e -= 1
             if e - s < 2 or not any(ch.isalpha() for ch in text[s:e]) or (
-                    self.formula_filter and _formula_piece(text[s:e])):
+                    self.config.formula_filter and _formula_piece(text[s:e])):
                 continue
             key = canonical_key(text[s:e])
-            ty = _refine(text[s:e], label) if self.refine else label
-            if self.known_names:
+            ty = _refine(text[s:e], label) if self.config.refine else label
+            if self.config.known_names:
                 ty = known_type(key) or ty
             ner.append(Candidate(s, e, ty, 5))
             raw.setdefault(key, Counter())[label] += 1
@@ -210,7 +220,7 @@ class Extractor:
         votes: dict[str, Counter] = {}
         for c in ner:
             votes.setdefault(canonical_key(text[c.start : c.end]), Counter())[c.type] += 1
-        for c in ner if self.consistent else ():
+        for c in ner if self.config.consistent else ():
             c.type = votes[canonical_key(text[c.start : c.end])].most_common(1)[0][0]
         # An abbreviation's long and short forms take one type: a known name's, else the NER's for the long form
         # anywhere in the document, else for the short form ("GloVe" typed, "Global Vectors for Word
@@ -225,7 +235,7 @@ class Extractor:
         extra = []
         for c in rule_cands:
             if c.priority >= 4:  # abbreviation long and short forms
-                if not self.pairs:
+                if not self.config.pairs:
                     continue
                 c.type = pair_type.get(canonical_key(c.short_form_of or text[c.start : c.end]), c.type)
                 # A longer NER span around it ("deep convolutional neural networks", "BERT-large") wins, unless
@@ -234,7 +244,7 @@ class Extractor:
                              and "(" not in text[n.start : n.end] for n in ner)
                 c.priority = 4 if inside else 6 if c.short_form_of is None else 7
                 extra.append(c)
-            elif self.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
+            elif self.config.use_names and c.priority >= 2 and is_name_token(text[c.start : c.end].split()[0]):
                 # An undefined all-caps token the NER passed over is mostly not an entity ("RGB", "GPU", "FLOP",
                 # "CLS"), unless it is a known name or method acronym ("BERT", "LSTM").
                 name = text[c.start : c.end]
@@ -245,7 +255,7 @@ class Extractor:
                 extra.append(c)
         # A sentence where the NER found nothing falls back to the rule layer's noun-chunk candidates of two or more
         # words: single nouns ("objects", "assumption") were mostly noise (SciERC dev +0.9 F1 without them).
-        if self.fallback:
+        if self.config.fallback:
             starts = [s.start_char for s in doc.sents]
             busy = {bisect_right(starts, c.start) for c in ner}
             extra += [c for c in rule_cands if c.priority == 1 and bisect_right(starts, c.start) not in busy
@@ -259,7 +269,7 @@ class Extractor:
         else:
             cands, abbrevs = self.rules.candidates(doc)
         chosen = self.rules.select(cands, text)
-        if self.rule_layer:
+        if self.config.rule_layer:
             # a span that stops at a hyphen is a word cut in two ("In-" of "In- and out-of-distribution")
             chosen = [c for c in chosen if not _CUT.search(text[c.start : c.end])]
             # a modifier ("LLM-based", "data-driven") names the thing inside: "LLM" (kg-gold marks one "X-based"
@@ -268,28 +278,28 @@ class Extractor:
                 m = _MODIFIER.search(text[c.start : c.end])
                 if m and m.start() > 0 and not c.short_form_of:
                     c.end = c.start + m.start()
-        if self.rule_layer and self.drop_fields:
+        if self.config.rule_layer and self.config.drop_fields:
             chosen = [c for c in chosen if canonical_key(text[c.start : c.end]) not in lx.BROAD_FIELDS
                       and not (c.short_form_of and canonical_key(c.short_form_of) in lx.BROAD_FIELDS)]
-        if self.gazetteer is not None and self.rule_layer:
+        if self.gazetteer is not None and self.config.rule_layer:
             chosen = self._by_gazetteer(chosen, text)
             chosen = self._whole_names(doc, chosen, text)
-        if self.spanfilter is not None and self.rule_layer:
+        if self.spanfilter is not None and self.config.rule_layer:
             chosen = self.spanfilter.apply(doc, chosen, [canonical_key(text[c.start : c.end]) for c in chosen])
             # a defined short form keeps its long form's type: "EM" is exact match here, Expectation-Maximization
             # there, whatever the classifier learned of "EM" alone
             long_type = {canonical_key(text[c.start : c.end]): c.type for c in chosen if c.short_form_of is None}
             for c in chosen:
                 c.type = long_type.get(canonical_key(c.short_form_of), c.type) if c.short_form_of else c.type
-        hint = title_name(clean_text(title).text) if title and self.rule_layer else None
+        hint = title_name(clean_text(title).text) if title and self.config.rule_layer else None
         if hint and self.gazetteer is not None and self.gazetteer.type_of(canonical_key(hint)):
             hint = None  # a name kg-gold train already knows is the topic ("Federated Learning: Challenges ...")
         if hint:
             chosen = title_mentions(chosen, text, hint, title)
         sents = [(s.start_char, s.end_char) for s in doc.sents]
         sent_of = sentence_of(chosen, sents)
-        proposed = self.rules.proposed(doc, chosen) if self.rule_layer else set()
-        if self.propmodel is not None and self.rule_layer:
+        proposed = self.rules.proposed(doc, chosen) if self.config.rule_layer else set()
+        if self.propmodel is not None and self.config.rule_layer:
             keys = self.propmodel.proposed_keys(doc, [(c.start, c.end, c.type) for c in chosen], proposed)
             proposed = {i for i, c in enumerate(chosen) if canonical_key(text[c.start : c.end]) in keys}
         if hint:  # the name as the title writes it, and the short form it defines
@@ -340,9 +350,9 @@ class Extractor:
         keep = []
         for c in chosen:
             key = canonical_key(text[c.start : c.end])
-            if self.gaz_drop and not self.gazetteer.is_entity(key):
+            if self.config.gaz_drop and not self.gazetteer.is_entity(key):
                 continue
-            ty = self.gazetteer.type_of(key) if self.gaz_types else None
+            ty = self.gazetteer.type_of(key) if self.config.gaz_types else None
             if ty:
                 c.type = ty
             keep.append(c)
@@ -353,15 +363,15 @@ class Extractor:
         """(head, tail, type) over ``chosen``: the rule patterns, the sentence-level classifier, then the
         cross-sentence one. scripts/train_gold.py overrides it to see the mentions the classifier is given."""
         text = doc.text
-        rels = self.rules.relations(text, chosen, sent_of, proposed, sents) if self.rule_layer else []
+        rels = self.rules.relations(text, chosen, sent_of, proposed, sents) if self.config.rule_layer else []
         if self.relmodel is not None:
             rels = self._model_relations(doc, chosen, sent_of, rels)
-        if self.docrel is not None and self.rule_layer:
+        if self.docrel is not None and self.config.rule_layer:
             from kg.extract.docrel import add_doc_relations
 
             spans = [(c.start, c.end, c.type, canonical_key(text[c.start : c.end])) for c in chosen]
             rels = add_doc_relations(self.docrel, doc, spans, proposed, rels)
-        if self.rule_layer:
+        if self.config.rule_layer:
             rels = [r for r in rels if not self._denied(text, chosen[r[0]], chosen[r[1]])]
         return rels
 
@@ -389,9 +399,9 @@ class Extractor:
     def _model_relations(self, doc: Any, chosen: list[Candidate], sent_of: list[int],
                          rule_rels: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         idx, ents = self.token_mentions(doc, chosen)
-        skip = {k for k, i in enumerate(idx) if chosen[i].short_form_of} if self.skip_short else set()
+        skip = {k for k, i in enumerate(idx) if chosen[i].short_form_of} if self.config.skip_short else set()
         found = self.relmodel.predict(doc, ents, [sent_of[i] for i in idx], skip)
-        rels = {(h, t): ty for h, t, ty in rule_rels} if self.rule_relations else {}
+        rels = {(h, t): ty for h, t, ty in rule_rels} if self.config.rule_relations else {}
         pairs = {frozenset(k) for k in rels}
         for h, t, ty in found:
             h, t = idx[h], idx[t]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kg.extract.lexicon import ENTITY_TYPES
-from kg.extract.pipeline import MODEL_DIR, RULES_MODEL, Extractor, load_nlp
+from kg.extract.pipeline import MODEL_DIR, RULES_MODEL, Extractor, ExtractorConfig, load_nlp
 from kg.extract.titlename import title_mentions
 from kg.extract.types import RELATION_TYPES
 
@@ -56,8 +56,7 @@ def test_without_the_rule_layer_entities_are_the_ner_spans(trained: Extractor) -
     """`kg eval`'s "trained alone" column: the NER's own spans and the relation classifier, nothing added."""
     text = ("Large language models (LLMs) such as LLaDA-8B are evaluated on GSM8K. "
             "We propose CoolNet for image classification.")
-    alone = Extractor(trained.nlp)
-    alone.rule_layer = False
+    alone = Extractor(trained.nlp, config=ExtractorConfig(rule_layer=False))
     doc = trained.nlp(text)
     got = [(m.start, m.end, m.type) for m in alone.extract(text).entities]
     assert got == [(e.start_char, e.end_char, e.label_) for e in doc.ents]
@@ -94,8 +93,7 @@ def test_broad_fields_and_their_short_forms_are_not_entities(trained: Extractor)
     assert not names & {"natural language processing", "NLP", "computer vision", "CV", "artificial intelligence",
                         "AI", "robotics"}
     assert "BERT" in names
-    keep = Extractor(trained.nlp)
-    keep.drop_fields = False
+    keep = Extractor(trained.nlp, config=ExtractorConfig(drop_fields=False))
     assert {m.text for m in keep.extract("Advances in computer vision (CV) have reshaped robotics.").entities}
 
 
