@@ -1,0 +1,69 @@
+"""What a reader sees is whole (issue 32), checked on the real pages of the seeds in headless Chromium: every
+placeholder inside its box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg.cli.main import main
+from kg.store.embedded import EmbeddedStore
+
+pytestmark = pytest.mark.browser
+
+
+def open_explore(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for("window.kgExplore !== undefined && window.kgExplore.ready === true", timeout=60)
+
+
+# -- placeholders ---------------------------------------------------------------------------------------------
+
+# Every input's placeholder set as its value: wider than the box, it would scroll (and the placeholder is cut).
+_PLACEHOLDERS_JS = """(() => [...document.querySelectorAll('input[placeholder]')].map(i => {
+  const value = i.value; i.value = i.placeholder;
+  const r = {name: i.name || i.id, placeholder: i.placeholder, scroll: i.scrollWidth, client: i.clientWidth};
+  i.value = value;
+  return r;
+}))()"""
+
+
+def placeholders(page: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = page.eval(_PLACEHOLDERS_JS)
+    assert found
+    return found
+
+
+def assert_placeholders_fit(page: Any) -> None:
+    for p in placeholders(page):
+        assert p["placeholder"] and p["scroll"] <= p["client"], p
+
+
+@pytest.fixture(params=[(1400, 900), (420, 800)], ids=["wide", "narrow"])
+def sized_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A tab 1400 px wide (the panel is a sidebar) or 420 px (a phone: the panel is a card over the graph)."""
+    p = browser.new_page(*request.param)
+    yield p
+    p.close()
+
+
+def test_search_box_placeholder_fits(sized_page: Any, seeds_store: EmbeddedStore, tmp_path: Path) -> None:
+    p = sized_page
+    path = tmp_path / "overview.html"
+    assert main(["viz", "--store-dir", str(seeds_store.path), "-o", str(path)]) == 0
+    p.goto(path.as_uri())
+    p.wait_for("window.kgView !== undefined && window.kgView.ready === true", timeout=120)
+    assert [x["name"] for x in placeholders(p)] == ["kg-search"]
+    assert_placeholders_fit(p)
+    p.shot(f"search-box-{p.width}", {"x": 0, "y": 0, "width": 300 if p.width > 760 else p.width, "height": 130})
+    assert p.errors() == []
+
+
+def test_search_page_placeholder_fits(page: Any, api_url: str) -> None:
+    open_explore(page, f"{api_url}/view/search")
+    assert_placeholders_fit(page)
+    assert page.errors() == []
