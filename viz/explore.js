@@ -76,12 +76,25 @@
       main.appendChild(box);
     }
     if (!t.before) { main.appendChild(el("p", "kg-muted", t.note)); return; }
-    $("kg-note").textContent = t.before.label + " (" + t.before.papers + " papers) → " + t.after.label + " (" +
-      t.after.papers + " papers)" + (t.type ? " · " + t.type + " entities" : "") + " · ranked with ≥ " + t.min_count +
-      " papers in one period; score = ln of the share ratio, one paper added to each count" + (t.note ? " · " + t.note : "");
+    $("kg-note").textContent = t.before.label + " (" + plural(t.before.papers, "paper") + ") → " + t.after.label + " (" +
+      plural(t.after.papers, "paper") + ")" + (t.type ? " · " + t.type + " entities" : "") + " · ranked with ≥ " +
+      plural(t.min_count, "paper") + " in one period; score = ln of the share ratio, one paper added to each count" +
+      (t.note ? " · " + t.note : "");
     main.appendChild(trendTable("Rising", t.rising, t));
     main.appendChild(trendTable("Falling", t.falling, t));
     main.appendChild(trendTable("New in " + t.after.label, t.new, t));
+  }
+
+  // The period boxes show, greyed, the periods the page compares (typed in, they compare others), each box
+  // wide enough for its period.
+  function periodPlaceholders(t) {
+    const form = $("kg-form");
+    if (!form || !t.before) return;
+    for (const [name, period] of [["from", t.before], ["to", t.after]]) {
+      const input = form.elements[name];
+      input.placeholder = period.label;
+      input.style.width = Math.max(10, period.label.length + 2, input.value.length + 2) + "ch";
+    }
   }
 
   // The filter form rebuilds the page's URL (the page may submit no form: its policy says form-action 'none').
@@ -203,7 +216,11 @@
     view.hits = () => list.querySelectorAll(".kg-hit").length;
   }
 
-  if (data.kind === "trends") { wireForm(["type", "from", "to", "min_count"]); drawTrends(data.trends); }
+  if (data.kind === "trends") {
+    wireForm(["type", "from", "to", "min_count"]);
+    periodPlaceholders(data.trends);
+    drawTrends(data.trends);
+  }
   else if (data.kind === "search") { wireForm(["q"]); drawSearch(data.hits); }
   else drawLandscape(data.landscape);
   view.ready = true;

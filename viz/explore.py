@@ -12,12 +12,13 @@ from kg.store.base import Store
 from viz import assets
 from viz.render import script_json
 
-# Static markup (no data in it): the trends page's filter, filled in and wired by explore.js.
+# Static markup (no data in it): the trends page's filter, filled in and wired by explore.js (which also puts
+# the periods compared in the period boxes' placeholders).
 _TRENDS_FORM = """<form id="kg-form" autocomplete="off">
   <label>type <select name="type"><option value="">any</option><option>method</option><option>model</option>
     <option>dataset</option><option>task</option><option>metric</option><option>concept</option></select></label>
-  <label>from <input name="from" size="12" placeholder="2024"></label>
-  <label>to <input name="to" size="12" placeholder="2025"></label>
+  <label>from <input name="from" size="12" placeholder="period"></label>
+  <label>to <input name="to" size="12" placeholder="period"></label>
   <label>min. papers <input name="min_count" size="4" placeholder="5"></label>
   <button type="submit">Compare</button>
 </form>"""

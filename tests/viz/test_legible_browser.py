@@ -1,5 +1,6 @@
 """What a reader sees is whole (issue 32), checked on the real pages of the seeds in headless Chromium: every
-placeholder inside its box.
+placeholder inside its box; the trends page's period boxes showing the periods it compares; '1 paper', never
+'1 papers'.
 """
 
 from __future__ import annotations
@@ -63,7 +64,39 @@ def test_search_box_placeholder_fits(sized_page: Any, seeds_store: EmbeddedStore
     assert p.errors() == []
 
 
+def test_trends_period_boxes_show_the_periods_compared(page: Any, api_url: str, seeds_store: EmbeddedStore) -> None:
+    # The default periods; one typed in (the other box says what it is compared with); two long ones typed in.
+    cases = {"": {}, "&from=2025": {"before": "2025"},
+             "&from=2025-07-01..2025-12-31&to=2026-01-01..2026-06-30": {"before": "2025-07-01..2025-12-31",
+                                                                        "after": "2026-01-01..2026-06-30"}}
+    for i, (query, periods) in enumerate(cases.items()):
+        open_explore(page, f"{api_url}/view/trends?min_count=2&limit=8{query}")
+        t = seeds_store.trends(min_count=2, limit=8, **periods)
+        assert t.before is not None and t.after is not None
+        boxes = page.eval("[...document.querySelectorAll('#kg-form input[name=from], #kg-form input[name=to]')]"
+                          ".map(i => [i.placeholder, i.value])")
+        assert [b[0] for b in boxes] == [t.before.label, t.after.label]
+        assert [b[1] for b in boxes] == [periods.get("before", ""), periods.get("after", "")]
+        assert_placeholders_fit(page)
+        assert_no_bad_plural(page)
+        page.shot(f"trends-form-{i}", {"x": 0, "y": 0, "width": 1000, "height": 170})
+    assert page.errors() == []
+
+
 def test_search_page_placeholder_fits(page: Any, api_url: str) -> None:
     open_explore(page, f"{api_url}/view/search")
     assert_placeholders_fit(page)
     assert page.errors() == []
+
+
+# -- counts ---------------------------------------------------------------------------------------------------
+
+_BAD_PLURAL_JS = r"""(() => {
+  const texts = [document.body.innerText, ...[...document.querySelectorAll('[title]')].map(e => e.title),
+                 ...[...document.querySelectorAll('svg title')].map(e => e.textContent)];
+  return texts.flatMap(t => t.match(/(?<![\d.,])1 (papers|tasks|datasets|methods|mentions)\b/g) || []);
+})()"""
+
+
+def assert_no_bad_plural(page: Any) -> None:
+    assert page.eval(_BAD_PLURAL_JS) == []
