@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from kg.extract.linear import LinearModel, fit_softmax, save_model
+from kg.extract.linear import LinearModel
 
 NONE = "NONE"
 
@@ -122,16 +121,6 @@ class DocRelationModel(LinearModel):
         return out
 
 
-def train_doc_relation_model(examples: list[tuple[list[str], str]], out: Path, *, seed: int = 0, C: float = 0.5,
-                             min_count: int = 3, none_max: float = 0.5) -> None:
-    """Fit on (features, label) pairs; needs scikit-learn."""
-    y = [lab for _, lab in examples]
-    data = fit_softmax([fs for fs, _ in examples], y, C=C, min_count=min_count, seed=seed) | {"none_max": none_max}
-    save_model(data, out)
-    print(f"doc relation model: {len(y)} pairs ({sum(lab != NONE for lab in y)} related), "
-          f"{len(data['weights'])} features")
-
-
 def add_doc_relations(model: DocRelationModel, doc: Any, spans: Sequence[tuple[int, int, str, str]],
                       proposed: set[int], rels: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """``rels`` (mention-index triples) plus the model's cross-sentence relations between entities not yet
@@ -147,22 +136,4 @@ def add_doc_relations(model: DocRelationModel, doc: Any, spans: Sequence[tuple[i
         if frozenset((a, b)) not in linked:
             out.append((first[a], first[b], ty))
             linked.add(frozenset((a, b)))
-    return out
-
-
-def gold_examples(doc: Any, mentions: Sequence[tuple[int, int, str, str, bool]],
-                  gold: dict[tuple[str, str], str]) -> list[tuple[list[str], str]]:
-    """Training pairs of one train abstract: gold ``mentions`` (start_char, end_char, type, entity id, proposed)
-    and ``gold`` relations {(head id, tail id): type}."""
-    ents, _ = entities(doc, mentions)
-    sw = sentence_words(doc)
-    out = []
-    for i, j in candidate_pairs(ents):
-        a, b = ents[i].key, ents[j].key
-        lab = NONE
-        if (a, b) in gold:
-            lab = gold[(a, b)] + ">"
-        elif (b, a) in gold:
-            lab = gold[(b, a)] + ("<" if gold[(b, a)] != "COMPARED_WITH" else ">")
-        out.append((pair_features(ents[i], ents[j], sw, len(sw)), lab))
     return out

@@ -52,8 +52,11 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Any:
     import spacy
     from spacy.util import compile_infix_regex
 
-    import kg.extract.arch  # noqa: F401 - registers the trained NER's architecture
     from kg.extract import sentences  # registers the abbreviation component (imports spaCy)
+
+    config = Path(model) / "config.cfg"
+    if config.is_file() and "kg.HybridTok2Vec" in config.read_text(encoding="utf-8"):
+        import kg_train.arch  # noqa: F401 - an NER trained with an earlier kg's encoder registers it first
 
     try:
         nlp = spacy.load(model, exclude=["ner"] if model == RULES_MODEL else [])

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from kg.extract.gazetteer import Gazetteer, build_gazetteer
+from kg.extract.gazetteer import Gazetteer
 from kg.extract.propmodel import ProposedModel
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from train_gold import project  # noqa: E402
+from kg_train.gazetteer import build_gazetteer
+from kg_train.train_gold import project
 
 
 def test_projection_finds_every_form_longest_first_on_word_boundaries() -> None:
@@ -48,7 +46,7 @@ def test_proposed_model_scores_features() -> None:
 def test_relation_ceiling_feeds_the_relation_steps_gold_mentions(extractor) -> None:
     """scripts/relation_ceiling.py: every occurrence of each gold entity, with its gold type and proposed flag,
     is what the shipped relation steps judge; relations join those mentions, never one name to itself."""
-    from relation_ceiling import gold_mention_rows
+    from kg_train.relation_ceiling import gold_mention_rows
 
     row = {"id": "x", "text": "We propose FlowNet, a model for optical flow estimation. FlowNet is evaluated on "
            "the Sintel benchmark with end-point error.",
@@ -69,9 +67,8 @@ def test_relation_ceiling_feeds_the_relation_steps_gold_mentions(extractor) -> N
 
 def test_relation_ceiling_corrects_each_kind_of_entity_error_alone() -> None:
     """scripts/relation_ceiling.py --own --fix: each kind of error corrected from the gold, the others left."""
-    from relation_ceiling import corrected
-
     from kg.extract.rules import Candidate
+    from kg_train.relation_ceiling import corrected
 
     text = "We propose FlowNet for optical flow. Extensive experiments on Sintel."
     row = {"entities": [{"text": "FlowNet", "type": "model", "aliases": [], "proposed": True},
@@ -97,7 +94,7 @@ def test_relation_ceiling_corrects_each_kind_of_entity_error_alone() -> None:
 def test_relation_ceiling_own_mentions_give_the_extractors_relations(extractor) -> None:
     """--own without fixes: the relation steps see what they see at run time, so the relations are the
     extraction's own."""
-    from relation_ceiling import own_mention_rows
+    from kg_train.relation_ceiling import own_mention_rows
 
     text = ("We propose FlowNet, a model for optical flow estimation. FlowNet outperforms PWC-Net on the Sintel "
             "benchmark.")

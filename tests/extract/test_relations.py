@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kg.extract.pipeline import RULES_MODEL, load_nlp
-from kg.extract.relmodel import NONE, candidate_pairs, run_time_examples
+from kg.extract.relmodel import NONE, candidate_pairs
+from kg_train.relations import run_time_examples
 
 
 def _label_of(examples: list[tuple[list[str], str]]) -> list[str]:

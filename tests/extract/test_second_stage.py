@@ -9,7 +9,8 @@ import spacy
 
 from kg.extract.docrel import NONE, DocRelationModel, add_doc_relations, candidate_pairs, entities
 from kg.extract.pipeline import MODEL_DIR, RULES_MODEL, Extractor, load_nlp
-from kg.extract.spanfilter import SpanFilter, gold_examples, span_features
+from kg.extract.spanfilter import SpanFilter, span_features
+from kg_train.spans import gold_examples
 
 
 @dataclass

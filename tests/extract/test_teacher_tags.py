@@ -1,13 +1,8 @@
-"""scripts/teacher.py turns word-piece predictions into word spans for the silver data (no torch needed here)."""
+"""kg_train/teacher.py turns word-piece predictions into word spans for the silver data (no torch needed here)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-
-from teacher import TAGS, _spans, _word_tags  # noqa: E402
+from kg_train.teacher import TAGS, _spans, _word_tags
 
 
 def test_bio_tags_become_spans() -> None:
@@ -28,11 +23,12 @@ def test_each_word_takes_the_tag_of_its_first_word_piece() -> None:
 
 
 def test_gold_sentences_carry_entities_and_unknown_words_in_word_offsets() -> None:
-    """scripts/teacher_gold.py reads kg-gold's abstracts sentence by sentence, whitespace tokens left out."""
+    """kg_train/teacher_gold.py reads kg-gold's abstracts sentence by sentence, whitespace tokens left out."""
     import spacy
     from spacy.tokens import Doc
-    from teacher_gold import TAGS as GOLD_TAGS
-    from teacher_gold import sentences
+
+    from kg_train.teacher_gold import TAGS as GOLD_TAGS
+    from kg_train.teacher_gold import sentences
 
     words = ["We", "train", "BERT", "on", "GLUE", ".", "\n", "LLM", "-based", "agents", "win", "."]
     doc = Doc(spacy.blank("en").vocab, words=words, spaces=[True] * 5 + [False, False] + [True] * 4 + [False])

@@ -22,7 +22,7 @@ MAX_WORDS = 120  # longer sentences (lists, tables flattened into text) are cut 
 
 def sentences(doc: Any) -> Iterator[tuple[dict, list[int]]]:
     """(sentence, token indices into ``doc``) per sentence of ``doc``: words, entities and missing spans (word
-    offsets) from the doc's NER annotation, as scripts/teacher.py reads them."""
+    offsets) from the doc's NER annotation, as kg_train/teacher.py reads them."""
     from spacy.pipeline import Sentencizer
 
     Sentencizer()(doc)
@@ -61,7 +61,8 @@ def docbin_sentences(path: Path, nlp: Any) -> list[dict]:
 def train(work: Path, out: Path, *, steps: int, threads: int) -> None:
     """Fine-tune on build/gold/train.spacy's sentences, select on dev.spacy's (strict span F1 on kg's tokens)."""
     import spacy
-    from teacher import fine_tune
+
+    from kg_train.teacher import fine_tune
 
     nlp = spacy.blank("en")
     tr = docbin_sentences(work / "train.spacy", nlp)
@@ -93,9 +94,9 @@ def label_docs(model_dir: Path, texts: Iterable[str], nlp: Any, threads: int) ->
     """kg-tokenised docs of the cleaned ``texts`` with the teacher's entities set on them."""
     from spacy.tokens import Span
     from spacy.util import filter_spans
-    from teacher import label
 
     from kg.clean import clean_text
+    from kg_train.teacher import label
 
     docs = [nlp.make_doc(clean_text(t).text) for t in texts]
     sents, where = [], []

