@@ -180,11 +180,16 @@ def landscape(graph: nx.MultiDiGraph, focus: str, describe: Callable[[str], Enti
     def axis(ids: Iterable[str]) -> list[LandscapeAxis]:
         return [LandscapeAxis(entity=describe(e), papers=axis_count[e]) for e in ids]
 
-    note = (f"{len(papers)} papers; top {len(rows)} methods and models by papers, top {len(cols)} "
-            f"{'datasets' if d['label'] == 'Task' else 'tasks'}")
+    note = (f"{_count(len(papers), 'paper')}; top {_count(len(rows), 'method or model', 'methods and models')} "
+            f"by papers, top {_count(len(cols), 'dataset' if d['label'] == 'Task' else 'task')}")
     return Landscape(entity=describe(focus), papers=len(papers),
                      column_type="dataset" if d["label"] == "Task" else "task",
                      rows=axis(rows), columns=axis(cols), metrics=axis(metrics), cells=out_cells, note=note)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """'1 paper', '3 papers': the word agrees with the number."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _stated(graph: nx.MultiDiGraph, rows: list[str], cols: set[str], papers: set[str]) \

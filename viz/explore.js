@@ -128,6 +128,7 @@
     for (const c of ls.columns) {
       const th = el("th", "kg-col");
       th.dataset.id = c.entity.id;
+      th.title = c.entity.name + " · " + c.entity.type + " · " + plural(c.papers, "paper");
       th.appendChild(link("entity", c.entity.id, c.entity.name));
       th.appendChild(el("div", "kg-muted", plural(c.papers, "paper")));
       head.appendChild(th);
@@ -137,9 +138,10 @@
       const tr = el("tr");
       const th = el("th", "kg-row");
       th.dataset.id = r.entity.id;
+      th.title = r.entity.name + " · " + r.entity.type + " · " + plural(r.papers, "paper");
       th.appendChild(typeDot(r.entity.type));
       th.appendChild(link("entity", r.entity.id, r.entity.name));
-      th.appendChild(el("span", "kg-muted", " " + r.papers));
+      th.appendChild(el("span", "kg-muted kg-count", " " + r.papers));
       tr.appendChild(th);
       for (const c of ls.columns) {
         const cell = byKey.get(r.entity.id + "\u0000" + c.entity.id);

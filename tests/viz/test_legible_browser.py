@@ -1,6 +1,6 @@
 """What a reader sees is whole (issue 32), checked on the real pages of the seeds in headless Chromium: every
-placeholder inside its box; the trends page's period boxes showing the periods it compares; '1 paper', never
-'1 papers'.
+placeholder inside its box; the trends page's period boxes showing the periods it compares; landscape headers
+not cut; '1 paper', never '1 papers'.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from kg.cli.main import main
+from kg.models import Landscape
 from kg.store.embedded import EmbeddedStore
+from viz.explore import render_landscape
 
 pytestmark = pytest.mark.browser
 
@@ -89,7 +91,7 @@ def test_search_page_placeholder_fits(page: Any, api_url: str) -> None:
     assert page.errors() == []
 
 
-# -- counts ---------------------------------------------------------------------------------------------------
+# -- landscape headers and counts -------------------------------------------------------------------------------
 
 _BAD_PLURAL_JS = r"""(() => {
   const texts = [document.body.innerText, ...[...document.querySelectorAll('[title]')].map(e => e.title),
@@ -100,3 +102,67 @@ _BAD_PLURAL_JS = r"""(() => {
 
 def assert_no_bad_plural(page: Any) -> None:
     assert page.eval(_BAD_PLURAL_JS) == []
+
+
+# Each header's name against what the page shows of it: the whole text, inside its cell, nothing clipped.
+_HEADERS_JS = """(() => [...document.querySelectorAll('th.kg-col, th.kg-row')].map(th => {
+  const a = th.querySelector('.kg-name'), r = th.getBoundingClientRect(), t = a.getBoundingClientRect();
+  const cs = getComputedStyle(th);
+  return {id: th.dataset.id, kind: th.className, text: a.textContent, title: th.title,
+          inside: t.left >= r.left - 0.5 && t.right <= r.right + 0.5 &&
+                  t.top >= r.top - 0.5 && t.bottom <= r.bottom + 0.5,
+          clipped: th.scrollWidth > th.clientWidth + 1 || th.scrollHeight > th.clientHeight + 1,
+          ellipsis: cs.textOverflow === 'ellipsis' && cs.overflow !== 'visible'};
+}))()"""
+
+
+def check_headers(page: Any, ls: Landscape) -> None:
+    headers = page.eval(_HEADERS_JS)
+    names = {a.entity.id: a.entity.name for a in [*ls.rows, *ls.columns]}
+    assert len(headers) == len(ls.rows) + len(ls.columns)
+    for h in headers:
+        assert h["text"] == names[h["id"]], h  # the whole name, never cut at 14 characters
+        assert h["inside"] and not h["clipped"] and not h["ellipsis"], h
+        assert h["title"].startswith(names[h["id"]] + " · "), h
+
+
+def landscapes_to_check(store: EmbeddedStore) -> list[str]:
+    """The seeds' landscapes with the longest column name, the longest row name, and the most cells."""
+    g = store.graph
+    found = {e: store.landscape(e) for e in sorted(store.entity_ids()) if g.nodes[e]["label"] in ("Task", "Dataset")}
+    found = {e: ls for e, ls in found.items() if ls.cells}
+    picks = [max(found, key=lambda e: max(len(c.entity.name) for c in found[e].columns)),
+             max(found, key=lambda e: max(len(r.entity.name) for r in found[e].rows)),
+             max(found, key=lambda e: len(found[e].cells))]
+    return list(dict.fromkeys(picks))
+
+
+def test_landscape_headers_whole_and_counts_agree(page: Any, api_url: str, seeds_store: EmbeddedStore) -> None:
+    for focus in landscapes_to_check(seeds_store):
+        open_explore(page, f"{api_url}/view/landscape/{focus}?limit=25")
+        ls = seeds_store.landscape(focus, limit=25)
+        check_headers(page, ls)
+        assert_no_bad_plural(page)
+        if ls.papers == 1:
+            assert page.eval("document.getElementById('kg-note').textContent").startswith("1 paper;")
+        page.shot(f"landscape-{focus}")
+    assert page.errors() == []
+
+
+def test_landscape_long_names_wrap_whole(page: Any, seeds_store: EmbeddedStore, landscape_focus: str,
+                                         tmp_path: Path) -> None:
+    """Names far past 14 characters (and past a column's 180 px and a row's 320 px) show whole, wrapped."""
+    ls = seeds_store.landscape(landscape_focus, limit=25)
+    long = "an uncommonly long entity name that keeps on going well past any width"
+
+    def renamed(axes: list[Any], what: str) -> list[Any]:
+        return [a.model_copy(update={"entity": a.entity.model_copy(update={"name": f"{what} {i}: {long}"})})
+                for i, a in enumerate(axes)]
+
+    ls = ls.model_copy(update={"rows": renamed(ls.rows, "row"), "columns": renamed(ls.columns, "column")})
+    path = tmp_path / "long.html"
+    path.write_text(render_landscape(ls, link_base="").html, encoding="utf-8")
+    open_explore(page, path.as_uri())
+    check_headers(page, ls)
+    page.shot("landscape-long-names")
+    assert page.errors() == []
