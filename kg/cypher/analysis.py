@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
@@ -18,13 +18,13 @@ def _exprs_in(value: Any) -> Iterator[A.Expr]:
         for item in value:
             yield from _exprs_in(item)
     elif isinstance(value, A.PathPattern):
-        for part in (*value.nodes, *value.rels):
+        for part in value.parts:
             if part.props is not None:
                 yield part.props
 
 
 def children(expr: A.Expr) -> Iterator[A.Expr]:
-    for f in fields(expr):  # type: ignore[arg-type]
+    for f in fields(expr):
         yield from _exprs_in(getattr(expr, f.name))
 
 
@@ -40,7 +40,8 @@ def walk(expr: A.Expr) -> Iterator[A.Expr]:
 def pattern_vars(patterns: tuple[A.PathPattern, ...]) -> list[str]:
     names: list[str] = []
     for p in patterns:
-        for part in (p, *p.nodes, *p.rels):
+        parts: tuple[A.PathPattern | A.NodePattern | A.RelPattern, ...] = (p, *p.parts)
+        for part in parts:
             if part.var is not None and part.var not in names:
                 names.append(part.var)
     return names
@@ -70,7 +71,7 @@ def subquery_names(query: A.SingleQuery) -> set[str]:
         if isinstance(clause, A.Match):
             out.update(pattern_vars(clause.patterns))
             for p in clause.patterns:
-                for part in (*p.nodes, *p.rels):
+                for part in p.parts:
                     if part.props is not None:
                         out |= free_vars(part.props)
         exprs: list[A.Expr | None] = []
@@ -147,7 +148,7 @@ def check_functions(expr: A.Expr) -> None:
             raise CypherSyntaxError(f"{e.name}() takes {want} argument(s), got {len(e.args)}")
 
 
-def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
+def substitute(expr: A.Expr, mapping: Sequence[tuple[A.Expr, A.Expr]]) -> A.Expr:
     """Replace sub-expressions equal to a mapping key (ORDER BY count(*) -> the item's alias)."""
     for old, new in mapping:
         if expr == old:
@@ -160,5 +161,5 @@ def substitute(expr: A.Expr, mapping: list[tuple[A.Expr, A.Expr]]) -> A.Expr:
             return tuple(sub(v) for v in value)
         return value
 
-    changes = {f.name: sub(getattr(expr, f.name)) for f in fields(expr)}  # type: ignore[arg-type]
-    return replace(expr, **changes)  # type: ignore[type-var]
+    changes = {f.name: sub(getattr(expr, f.name)) for f in fields(expr)}
+    return replace(expr, **changes)

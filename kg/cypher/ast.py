@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import Field, dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 # A label expression in conjunctive form: every inner tuple must contain one of the node's labels.
 # `:A:B` -> (("A",), ("B",));  `:A|B` -> (("A", "B"),)
@@ -14,6 +14,8 @@ class Expr:
     """Base of every expression node; subclasses are frozen so equal trees compare equal."""
 
     __slots__ = ()
+    if TYPE_CHECKING:  # every node is a dataclass, so dataclasses.fields() and replace() take any Expr
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,11 @@ class PathPattern:
     nodes: tuple[NodePattern, ...]
     rels: tuple[RelPattern, ...]
     shortest: str = ""  # '', 'shortest' or 'all'
+
+    @property
+    def parts(self) -> tuple[NodePattern | RelPattern, ...]:
+        """The node patterns, then the relationship patterns."""
+        return (*self.nodes, *self.rels)
 
 
 @dataclass(frozen=True, slots=True)

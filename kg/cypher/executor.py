@@ -29,7 +29,7 @@ def _check_where(where: A.Expr | None, scope: set[str]) -> None:
 def match_clause(records: Iterable[Record], clause: A.Match, scope: list[str],
                   ctx: Context) -> tuple[Iterator[Record], list[str]]:
     for p in clause.patterns:
-        for part in (*p.nodes, *p.rels):
+        for part in p.parts:
             if part.props is not None:
                 check_functions(part.props)
     new_vars = [v for v in pattern_vars(clause.patterns) if v not in scope]

@@ -118,12 +118,14 @@ class _Run:
                     cur = nodes[-1].id
                     nodes.append(Node(r.end if r.start == cur else r.start))
                     rels.append(r)
-            self.rec[pattern.var] = Path(tuple(nodes), tuple(rels))  # type: ignore[index]
+            assert pattern.var is not None  # the planner adds a path op only for a named path
+            self.rec[pattern.var] = Path(tuple(nodes), tuple(rels))
             yield from self.step(k + 1)
-            del self.rec[pattern.var]  # type: ignore[arg-type]
+            del self.rec[pattern.var]
 
     def _bound_node(self, var: str | None) -> Any:
-        value = self.rec[var]  # type: ignore[index]
+        assert var is not None  # only a named node is bound earlier
+        value = self.rec[var]
         if value is None or isinstance(value, Node):
             return None if value is None else value.id
         raise CypherError(f"variable `{var}` is a {type_name(value)}, not a node")
@@ -162,7 +164,7 @@ class _Run:
                 rec[var] = Node(nid)
             yield from self.step(k + 1)
         if var:
-            self.rec.pop(npat.var, None)
+            rec.pop(var, None)
 
     def _expand(self, op: Op, k: int) -> Iterator[Record]:
         pattern = self.patterns[op.pi]
@@ -182,6 +184,7 @@ class _Run:
                 self.ctx, u, op.direction, flt, rp.min_hops, rp.max_hops, self.used, target)
         else:
             walks = hops(self.ctx.graph, u, op.direction, flt, target)
+        bound_rel = rp.var if op.rel_bound else None  # rel_bound: rp.var is set
         for v, found in walks:
             self.ctx.tick()
             if not self._node_ok(v, dpat, dprops):
@@ -193,7 +196,7 @@ class _Run:
                 if found in self.used:
                     continue
                 rel_value = Rel(*found)
-                if op.rel_bound and self.rec[rp.var] != rel_value:  # type: ignore[index]
+                if bound_rel is not None and self.rec[bound_rel] != rel_value:
                     continue
                 seg = [rel_value]
                 self.used.add(found)
@@ -215,7 +218,8 @@ class _Run:
     def _follow(self, u: Any, op: Op, flt: RelFilter, target: Any) -> list[tuple[Any, list[Rel]]]:
         """The one walk a relationship list bound earlier describes, if it starts at `u` and fits the pattern."""
         rp = self.patterns[op.pi].rels[op.idx]
-        bound = self.rec[rp.var]  # type: ignore[index]
+        assert rp.var is not None  # only a named relationship is bound earlier
+        bound = self.rec[rp.var]
         if bound is None:
             return []
         if not is_list(bound) or not all(isinstance(r, Rel) for r in bound):

@@ -102,8 +102,9 @@ class AtomParser(PatternParser):
             if not self.accept_op(","):
                 break
         self.expect_op("]")
-        if all(isinstance(e, Literal) for e in items):
-            return Literal([e.value for e in items])  # type: ignore[attr-defined]
+        literals = [e for e in items if isinstance(e, Literal)]
+        if len(literals) == len(items):
+            return Literal([e.value for e in literals])
         return ListLit(tuple(items))
 
     def _try_pattern_comprehension(self) -> Expr | None:

@@ -192,7 +192,8 @@ class PatternParser(TokenStream):
         var: str | None = None
         types: list[str] = []
         props: Expr | None = None
-        varlen, lo, hi = False, 1, 1
+        varlen, lo = False, 1
+        hi: int | None = 1
         if self.accept_op("["):
             if self.at_name():
                 var = self.name()

@@ -173,7 +173,9 @@ def _on_shortest_paths(ctx: Context, a: Any, b: Any, direction: str, flt: RelFil
     grows first), or None when there is no walk within ``hi`` hops. Cost is that of the two balls that meet,
     not of the whole ball around ``a``."""
     graph = ctx.graph
-    sides = [({a: 0}, {a: []}, [a], direction), ({b: 0}, {b: []}, [b], FLIP[direction])]
+    # Each end's (hops from it, parents, frontier, direction to walk).
+    sides: list[tuple[dict[Any, int], dict[Any, list[Any]], list[Any], str]] = [
+        ({a: 0}, {a: []}, [a], direction), ({b: 0}, {b: []}, [b], FLIP[direction])]
     while sides[0][2] and sides[1][2]:
         if hi is not None and sides[0][0][sides[0][2][0]] + sides[1][0][sides[1][2][0]] >= hi:
             return None

@@ -151,7 +151,7 @@ class _Checker:
                     bind(r.var, LIST if r.varlen else REL)
         inner = {**env, **new}
         for p in patterns:
-            for part in (*p.nodes, *p.rels):
+            for part in p.parts:
                 if part.props is not None:
                     self.top(part.props, inner)
         return {k: v for k, v in new.items() if k not in env}
@@ -191,14 +191,14 @@ class _Checker:
             for e, _ in proj.order:
                 if aggregates_in(e):
                     check_grouping(e, keys, key_vars | {it.alias for it in proj.items}, set(before))
-        for what, e in (("SKIP", proj.skip), ("LIMIT", proj.limit)):
-            if isinstance(e, A.Literal) and (type(e.value) is not int or e.value < 0):
-                raise _fail(f"{what} expects a non-negative integer, got {type_name(e.value)} {e.value!r}")
+        for what, n in (("SKIP", proj.skip), ("LIMIT", proj.limit)):
+            if isinstance(n, A.Literal) and (type(n.value) is not int or n.value < 0):
+                raise _fail(f"{what} expects a non-negative integer, got {type_name(n.value)} {n.value!r}")
         # ORDER BY and WITH's WHERE also see the variables from before the projection, unless it aggregates.
         visible = after if aggregating else {**before, **after}
         mapping = [(it.expr, A.Var(it.alias)) for it in proj.items]
-        for e, _ in proj.order:
-            e = substitute(e, mapping)
+        for key, _ in proj.order:
+            e = substitute(key, mapping)
             if aggregating or proj.distinct:
                 self.top(e, {**before, **after})  # a truly undefined name gets its own message first
                 if free_vars(e) & (set(before) - set(after)):
@@ -227,9 +227,9 @@ class _Checker:
             self._pattern_expr(e, env)
             return
         elif isinstance(e, A.Subquery):
-            inner = _Checker()
-            inner.env = dict(env)
-            inner.single(e.query)
+            checker = _Checker()
+            checker.env = dict(env)
+            checker.single(e.query)
             return
         elif isinstance(e, A.PatternComp):
             inner = {**env, **self.patterns((e.pattern,), env)}

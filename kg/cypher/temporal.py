@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from math import trunc
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kg.cypher.errors import CypherArgumentError
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing.TypeIs is Python 3.13's
 
 NS = 1_000_000_000
 DAY_NS = 86_400 * NS
@@ -175,11 +178,11 @@ def approx_duration(months: Fraction, days: Fraction, seconds: Fraction, nanos: 
     return duration(m, d, s, trunc(nanos + (seconds - s) * NS))
 
 
-def has_date(v: Any) -> bool:
+def has_date(v: Any) -> TypeIs[Date | LocalDateTime | DateTime]:
     return isinstance(v, (Date, LocalDateTime, DateTime))
 
 
-def has_time(v: Any) -> bool:
+def has_time(v: Any) -> TypeIs[LocalTime | Time | LocalDateTime | DateTime]:
     return isinstance(v, (LocalTime, Time, LocalDateTime, DateTime))
 
 
@@ -271,8 +274,10 @@ def in_zone(days: int, nanos: int, name: str | None, offset: int = 0, prefer: in
     if name is None:
         return DateTime(days, nanos, offset)
     local = _py_local(days, nanos).replace(tzinfo=zone(name))
-    offs = {int(o.total_seconds()) for o in (local.utcoffset(), local.replace(fold=1).utcoffset()) if o is not None}
-    off = prefer if prefer in offs else int(local.utcoffset().total_seconds())  # type: ignore[union-attr]
+    first = local.utcoffset()
+    assert first is not None  # a datetime with a ZoneInfo always has an offset
+    offs = {int(o.total_seconds()) for o in (first, local.replace(fold=1).utcoffset()) if o is not None}
+    off = prefer if prefer in offs else int(first.total_seconds())
     instant = days * DAY_NS + nanos - off * NS
     return at_instant(instant, name)
 

@@ -190,7 +190,7 @@ def _source(v: Any, part: str) -> int | None:
         return None
     if not (has_date if part == "date" else has_time)(v):
         raise CypherTypeError(f"`{part}` must be a temporal value with a {part}, got {type_name(v)}")
-    return v.days if part == "date" else v.nanos  # type: ignore[no-any-return]
+    return v.days if part == "date" else v.nanos
 
 
 def assemble(kind: str, keys: dict[str, Any], days: int, nanos: int, src_zone: tuple[str | None, int] | None,
@@ -236,7 +236,7 @@ def construct(kind: str, arg: Any) -> Temporal | None:
     if arg is None:
         return None
     if isinstance(arg, str):
-        return _PARSERS[kind](arg)  # type: ignore[no-any-return]
+        return _PARSERS[kind](arg)
     if isinstance(arg, dict):
         return from_map(kind, arg)
     if isinstance(arg, Temporal) and not isinstance(arg, Duration):

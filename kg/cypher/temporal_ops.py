@@ -78,9 +78,9 @@ def component(v: Temporal, key: str) -> Any:
         if k in _DURATION_PARTS:
             return _DURATION_PARTS[k](v)
     elif k in _DATE_PARTS and has_date(v):
-        return _DATE_PARTS[k](v.days)  # type: ignore[attr-defined]
+        return _DATE_PARTS[k](v.days)
     elif k in _TIME_PARTS and has_time(v):
-        return _TIME_PARTS[k](v.nanos)  # type: ignore[attr-defined]
+        return _TIME_PARTS[k](v.nanos)
     elif isinstance(v, (Time, DateTime)):
         if k == "timezone":
             return v.zone if isinstance(v, DateTime) and v.zone else fmt_offset(v.offset)

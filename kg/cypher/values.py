@@ -173,7 +173,9 @@ def compare(a: Any, b: Any) -> int | None:
         if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
             return None
         return (a > b) - (a < b)
-    if isinstance(a, str) and isinstance(b, str) or type(a) is bool and type(b) is bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return (a > b) - (a < b)
+    if type(a) is bool and type(b) is bool:
         return (a > b) - (a < b)
     if is_list(a) and is_list(b):
         for x, y in zip(a, b, strict=False):

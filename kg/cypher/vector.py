@@ -135,11 +135,10 @@ class _Frame:
         npat = patterns[op.pi].nodes[op.idx]
         topo = self.topo
         if op.bound:
-            col = self.vars.get(npat.var)  # type: ignore[arg-type]
-            if col is None:
+            if npat.var is None or npat.var not in self.vars:
                 raise NotVectorizable
-            self.keep(self._node_mask(npat, col, ctx))
-            self.slots[op.pi, op.idx] = self.vars[npat.var]  # type: ignore[index]
+            self.keep(self._node_mask(npat, self.vars[npat.var], ctx))
+            self.slots[op.pi, op.idx] = self.vars[npat.var]
             return
         hint = op.hint
         if hint is None:
@@ -192,7 +191,7 @@ class _Frame:
             raise NotVectorizable
         mask = self._node_mask(dpat, nbr, ctx)
         if op.bound:
-            target = self.vars.get(dpat.var)  # type: ignore[arg-type]
+            target = self.vars.get(dpat.var) if dpat.var is not None else None
             if target is None:
                 raise NotVectorizable
             mask &= nbr == target[parent]
@@ -216,13 +215,13 @@ class _Frame:
         cols = [self.vars[n].tolist() for n in names]
         rel_names = list(self.rels)
         rels = [self.rels[n] for n in rel_names]
-        src = topo.out_src() if rels else None
+        src = topo.out_src() if rels else np.zeros(0, np.int32)  # read only for relationship variables
         for i in range(self.size):
             ctx.tick()
             rec: Record = {n: Node(ids[c[i]]) for n, c in zip(names, cols, strict=True)}
             for n, e in zip(rel_names, rels, strict=True):
                 eid = int(e[i])
-                u, v = ids[src[eid]], ids[topo.out.nbr[eid]]  # type: ignore[index]
+                u, v = ids[src[eid]], ids[topo.out.nbr[eid]]
                 keys = iter(graph._succ[u][v])
                 for _ in range(int(topo.out.kidx[eid])):
                     next(keys)

@@ -65,10 +65,11 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
     mapping = [(it.expr, A.Var(it.alias)) for it in proj.items]
     order = [(substitute(e, mapping), d) for e, d in proj.order]
     column = {it.alias: p for it, p in zip(proj.items, plan, strict=True)}
-    by_columns = all(isinstance(e, A.Var) and e.name in column for e, _ in order)
+    by_name = [(e.name, d) for e, d in order if isinstance(e, A.Var) and e.name in column]
+    by_columns = len(by_name) == len(order)  # ORDER BY only returned columns
     # When ORDER BY names every grouping key and distinct keys never sort alike, the sort alone fixes the
     # rows' order: groups may then be numbered in any order, and any row of a group stands for it.
-    sorted_by = {column[e.name] for e, _ in order} if by_columns else set()  # type: ignore[attr-defined]
+    sorted_by = {column[name] for name, _ in by_name} if by_columns else set()
     any_order = bool(keys) and all(("key", i) in sorted_by and k[3] for i, k in enumerate(keys))
     if keys:
         group, first, groups, sizes = (_groups_unordered if any_order else _groups)(keys, n)
@@ -94,15 +95,15 @@ def aggregate(frame: Any, proj: A.Projection, ctx: Context) -> Iterator[Record]:
         skip = skip_limit(proj.skip, "SKIP", ctx) or 0
         limit = skip_limit(proj.limit, "LIMIT", ctx)
         ranked = np.arange(groups)
-        kind, i = column[order[0][0].name] if order else ("", 0)  # type: ignore[attr-defined]
+        kind, i = column[by_name[0][0]] if by_name else ("", 0)
         if limit is not None and kind == "count" and skip + limit < groups:
             # Top k by a count: only groups that reach the k-th count (ties included) can be kept; sorting
             # just those, in their original order, gives the same first k rows.
             v = totals[i]
             cut = _kth(v, skip + limit, order[0][1])
             ranked = np.nonzero(v >= cut if order[0][1] else v <= cut)[0]
-        for e, desc in reversed(order):
-            kind, i = column[e.name]  # type: ignore[attr-defined]
+        for name, desc in reversed(by_name):
+            kind, i = column[name]
             if kind == "count":
                 by = totals[i][ranked]
                 ranked = ranked[np.argsort(-by if desc else by, kind="stable")]
