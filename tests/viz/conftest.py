@@ -260,11 +260,12 @@ class Page:
         data = self.send("Page.captureScreenshot", params)["data"]
         path.write_bytes(base64.b64decode(data))
 
-    def shot(self, name: str, clip: dict[str, float] | None = None) -> Path:
-        """A screenshot in tests/artifacts/; with KG_UPDATE_DOCS=1, one under 200 KB also in docs/screenshots/."""
+    def shot(self, name: str, clip: dict[str, float] | None = None, *, docs: bool = False) -> Path:
+        """A screenshot in tests/artifacts/; one for ``docs``, with KG_UPDATE_DOCS=1 and under 200 KB, also in
+        docs/screenshots/."""
         path = ARTIFACTS / f"{name}.png"
         self.screenshot(path, clip)
-        if os.environ.get("KG_UPDATE_DOCS") and path.stat().st_size < DOCS_SHOT_BYTES:
+        if docs and os.environ.get("KG_UPDATE_DOCS") and path.stat().st_size < DOCS_SHOT_BYTES:
             (ROOT / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, ROOT / "docs" / "screenshots" / path.name)
         return path

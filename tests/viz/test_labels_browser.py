@@ -114,7 +114,7 @@ def test_overview_labels_never_overlap(page: Any, overviews: dict[int, tuple[Pat
     assert len(shown) >= min(40, len(view.nodes) // 4), len(shown)
     assert set(by_degree(view)[:3]) <= shown
     page.shot(f"labels-overview-{top}")
-    page.shot(f"labels-overview-{top}-centre", {"x": 575, "y": 225, "width": 550, "height": 450})
+    page.shot(f"labels-overview-{top}-centre", {"x": 575, "y": 225, "width": 550, "height": 450}, docs=top == 150)
 
     # Zoomed in on the hub: bigger labels, still none over another, and room for more of them around it.
     hub = by_degree(view)[0]
@@ -146,7 +146,8 @@ def test_overview_labels_never_overlap(page: Any, overviews: dict[int, tuple[Pat
     page.mouse_move(*point)
     page.wait_for(f"kgView.labels().some(l => l.id === {json.dumps(nid)} && l.bold)", timeout=10)
     check_labels(page, view)
-    page.shot(f"labels-overview-{top}-hover", {"x": point[0] - 250, "y": point[1] - 150, "width": 500, "height": 300})
+    page.shot(f"labels-overview-{top}-hover", {"x": point[0] - 250, "y": point[1] - 150, "width": 500, "height": 300},
+              docs=top == 400)
     assert page.errors() == []
 
 

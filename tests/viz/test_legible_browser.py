@@ -62,7 +62,8 @@ def test_search_box_placeholder_fits(sized_page: Any, seeds_store: EmbeddedStore
     p.wait_for("window.kgView !== undefined && window.kgView.ready === true", timeout=120)
     assert [x["name"] for x in placeholders(p)] == ["kg-search"]
     assert_placeholders_fit(p)
-    p.shot(f"search-box-{p.width}", {"x": 0, "y": 0, "width": 300 if p.width > 760 else p.width, "height": 130})
+    p.shot(f"search-box-{p.width}", {"x": 0, "y": 0, "width": 300 if p.width > 760 else p.width, "height": 130},
+           docs=True)
     assert p.errors() == []
 
 
@@ -81,7 +82,7 @@ def test_trends_period_boxes_show_the_periods_compared(page: Any, api_url: str, 
         assert [b[1] for b in boxes] == [periods.get("before", ""), periods.get("after", "")]
         assert_placeholders_fit(page)
         assert_no_bad_plural(page)
-        page.shot(f"trends-form-{i}", {"x": 0, "y": 0, "width": 1000, "height": 170})
+        page.shot(f"trends-form-{i}", {"x": 0, "y": 0, "width": 1000, "height": 170}, docs=i != 1)
     assert page.errors() == []
 
 
@@ -138,14 +139,14 @@ def landscapes_to_check(store: EmbeddedStore) -> list[str]:
 
 
 def test_landscape_headers_whole_and_counts_agree(page: Any, api_url: str, seeds_store: EmbeddedStore) -> None:
-    for focus in landscapes_to_check(seeds_store):
+    for i, focus in enumerate(landscapes_to_check(seeds_store)):
         open_explore(page, f"{api_url}/view/landscape/{focus}?limit=25")
         ls = seeds_store.landscape(focus, limit=25)
         check_headers(page, ls)
         assert_no_bad_plural(page)
         if ls.papers == 1:
             assert page.eval("document.getElementById('kg-note').textContent").startswith("1 paper;")
-        page.shot(f"landscape-{focus}")
+        page.shot(f"landscape-{focus}", docs=i == 0)
     assert page.errors() == []
 
 
@@ -164,5 +165,5 @@ def test_landscape_long_names_wrap_whole(page: Any, seeds_store: EmbeddedStore, 
     path.write_text(render_landscape(ls, link_base="").html, encoding="utf-8")
     open_explore(page, path.as_uri())
     check_headers(page, ls)
-    page.shot("landscape-long-names")
+    page.shot("landscape-long-names", docs=True)
     assert page.errors() == []
