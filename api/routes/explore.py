@@ -32,7 +32,7 @@ TIMELINE_EXAMPLE = {
               {"period": "2026", "papers": 6, "total": 19, "share": 0.315789}]}
 LANDSCAPE_EXAMPLE = {
     "entity": {"id": "reasoning", "name": "reasoning", "type": "task", "paper_count": 5}, "papers": 5,
-    "column_type": "dataset", "note": "5 papers; top 1 methods and models by papers, top 1 datasets",
+    "column_type": "dataset", "note": "5 papers; top 1 method or model by papers, top 1 dataset",
     "rows": [{"entity": _LLM, "papers": 3}],
     "columns": [{"entity": {"id": "tabular-data", "name": "tabular data", "type": "dataset", "paper_count": 1},
                  "papers": 1}],

@@ -72,9 +72,9 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
                                  "stats": st.model_dump()}, option=orjson.OPT_INDENT_2).decode())
     else:
         skipped = sum(s.skipped.values())
-        click.echo(f"read {s.read} papers ({s.extracted} extracted, {s.reused} unchanged), skipped {skipped}"
+        click.echo(f"read {_papers(s.read)} ({s.extracted} extracted, {s.reused} unchanged), skipped {skipped}"
                    + (" (" + ", ".join(f"{n} {r}" for r, n in s.skipped.most_common()) + ")" if skipped else ""))
-        click.echo(f"store {store_opts.label()}: {st.papers} papers, {st.entities} entities, {st.edges} edges "
+        click.echo(f"store {store_opts.label()}: {_papers(st.papers)}, {st.entities} entities, {st.edges} edges "
                    f"in {s.seconds:.1f} s")
         click.echo("entities: " + ", ".join(f"{t} {n}" for t, n in sorted(st.entities_by_type.items(),
                                                                           key=lambda kv: -kv[1])))
@@ -107,3 +107,7 @@ def _remove_new_store(path: Path, top: Path) -> None:
                 break
     except OSError:  # the build's own error is what the user needs to see
         pass
+
+
+def _papers(n: int) -> str:
+    return f"{n} paper{'' if n == 1 else 's'}"

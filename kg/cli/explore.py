@@ -95,11 +95,14 @@ def landscape(name: str, store_opts: StoreOptions, as_json: bool, limit: int) ->
         return _echo_json(ls)
     click.secho(f"{ls.entity.name}  [{ls.entity.type}, {ls.entity.id}]  {ls.note}", bold=True)
     count = {(c.row, c.column): c.count for c in ls.cells}
-    names = [a.entity.name[:14] for a in ls.columns]
-    w = max((len(a.entity.name[:36]) for a in ls.rows), default=4)
-    click.echo(" " * (w + 8) + " ".join(f"{n:>14}" for n in names))
+    # Whole names: each column is a number in the table and named in full above it.
+    for i, a in enumerate(ls.columns, 1):
+        click.echo(f"  [{i}] {a.entity.name} ({a.papers} paper{'' if a.papers == 1 else 's'})")
+    cw = max((len(f"[{i}]") for i in range(1, len(ls.columns) + 1)), default=3)
+    w = max((len(a.entity.name) for a in ls.rows), default=4)
+    click.echo(" " * (w + 8) + " ".join(f"{f'[{i}]':>{cw}}" for i in range(1, len(ls.columns) + 1)))
     for r in ls.rows:
-        cells = " ".join(f"{count.get((r.entity.id, c.entity.id), 0) or '·':>14}" for c in ls.columns)
-        click.echo(f"{r.entity.name[:36]:<{w}} {r.papers:>6}  {cells}")
+        cells = " ".join(f"{count.get((r.entity.id, c.entity.id), 0) or '·':>{cw}}" for c in ls.columns)
+        click.echo(f"{r.entity.name:<{w}} {r.papers:>6}  {cells}")
     if ls.metrics:
         click.echo("\nmetrics: " + ", ".join(f"{m.entity.name} ({m.papers})" for m in ls.metrics))

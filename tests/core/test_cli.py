@@ -61,7 +61,7 @@ def test_partial_input_succeeds_and_nothing_readable_fails(tmp_path: Path) -> No
     r = run("build", str(good), "--store-dir", str(tmp_path / "s"))
     assert r.returncode == 0, r.stderr
     assert f"{good}:2: skipped: malformed JSON" in r.stderr and f"{good}:3: skipped: not valid UTF-8" in r.stderr
-    assert "read 1 papers" in r.stdout and "skipped 2" in r.stdout
+    assert "read 1 paper " in r.stdout and "skipped 2" in r.stdout
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text("nope\n")
@@ -87,7 +87,7 @@ def test_build_reads_every_example_format_and_map_names_columns(tmp_path: Path) 
     assert "--map COLUMN=abstract" in r.stderr and "Traceback" not in r.stderr
     r = run("build", str(odd), "--store-dir", str(tmp_path / "t"), "--map", "Text of paper=abstract",
             "--map", "ref=id")
-    assert r.returncode == 0 and "read 1 papers" in r.stdout, r.stderr
+    assert r.returncode == 0 and "read 1 paper " in r.stdout, r.stderr
     assert json.loads(run("paper", "r1", "--store-dir", str(tmp_path / "t"), "--json").stdout)["id"] == "r1"
     r = run("build", str(odd), "--store-dir", str(tmp_path / "u"), "--map", "Ref=colour")
     assert r.returncode == 1 and r.stderr.strip() == (
