@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from typing import TypeGuard
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,7 +21,7 @@ MAX_ENTRY_BYTES = 1 << 20  # one very large answer (a hub entity with paper_limi
 _PRIVATE = (b"set-cookie", b"vary", b"cache-control")
 
 
-def cacheable_store(store: Store | None) -> bool:
+def cacheable_store(store: Store | None) -> TypeGuard[Store]:
     """Only a store whose answers are fixed while served: the embedded one opened read-only (a Neo4j database
     may be written by others under the server)."""
     return store is not None and store.fixed()
@@ -44,7 +45,9 @@ class ResponseCache:
         store = self.store_of(scope)
         if not cacheable_store(store):
             return False
-        graph = store.graph  # type: ignore[attr-defined]
+        graph = store.local_graph()
+        if graph is None:  # answers made elsewhere: nothing here tells when they change
+            return False
         if self._for is None or self._for[0]() is not store or self._for[1]() is not graph:
             self.cache = LRUCache(self.budget)
             self._for = (weakref.ref(store), weakref.ref(graph))

@@ -318,7 +318,11 @@ class CypherPool:
             try:
                 w = await asyncio.shield(taking)
             except asyncio.CancelledError:  # its client hung up: the worker the thread takes later goes back
-                taking.add_done_callback(lambda f: f.cancelled() or f.exception() or self._idle.put(f.result()))
+                def give_back(f: asyncio.Future[_Worker]) -> None:
+                    if not f.cancelled() and f.exception() is None:
+                        self._idle.put(f.result())
+
+                taking.add_done_callback(give_back)
                 raise
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:

@@ -137,8 +137,8 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     of the store's papers and replaced in one step at the end.
     """
     t0 = time.perf_counter()
-    warnings = SkipWarnings() if on_skip is None else None
-    report: Callable[[Skip], None] = warnings or on_skip  # type: ignore[assignment]
+    warnings = SkipWarnings()  # reports the skips when the caller takes none
+    report = on_skip or warnings
     summary = BuildSummary()
     existing = store.load_inputs()
     summary.papers_before = len(existing)
@@ -197,7 +197,7 @@ def build(paths: Iterable[str | os.PathLike[str]], store: Store, *,
     finally:
         if parallel is not None:
             parallel.close()
-        if warnings is not None:
+        if on_skip is None:
             warnings.finish()
     t1 = time.perf_counter()
     summary.extract_seconds = t1 - t0

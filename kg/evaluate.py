@@ -7,8 +7,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kg.extract.types import Extraction, Mention
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 # Gold label -> the kg types that count as a correct prediction of it.
 SCIERC_TYPES = {"method": "Method", "model": "Method", "task": "Task", "metric": "Metric", "dataset": "Material",
@@ -144,11 +148,11 @@ def _rel_key(a: tuple, b: tuple, ty: str) -> tuple:
     return (ty, *sorted([a, b], key=repr)) if ty in SYMMETRIC else (ty, a, b)
 
 
-def noun_chunk_baseline(nlp: object) -> Callable[[list[str]], list[Extraction]]:
+def noun_chunk_baseline(nlp: Language) -> Callable[[list[str]], list[Extraction]]:
     """Every noun chunk (leading determiners stripped) as a concept: the floor any extractor must beat."""
     def run(texts: list[str], titles: list[str | None] | None = None) -> list[Extraction]:
         out = []
-        for doc in nlp.pipe(texts):  # type: ignore[attr-defined]
+        for doc in nlp.pipe(texts):
             ents = []
             for ch in doc.noun_chunks:
                 toks = [t for t in ch if not (t.i == ch.start and t.pos_ in ("DET", "PRON"))]

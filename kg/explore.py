@@ -65,7 +65,7 @@ def trends(index: TrendIndex, describe: Callable[[str], EntityRef], labels: Sequ
     bucket, buckets, bucket_of = index.buckets()
     totals = index.series(np.nonzero(index.known)[0], bucket_of, len(buckets))
     chosen = choose_periods(index, before, after)
-    empty = Trends(type=type, before=None, after=None, min_count=min_count, bucket=bucket,  # type: ignore[arg-type]
+    empty = Trends(type=type, before=None, after=None, min_count=min_count, bucket=bucket,
                    buckets=buckets, totals=totals, rising=[], falling=[], new=[])
     if isinstance(chosen, str):
         return empty.model_copy(update={"note": f"nothing to compare: {chosen}; pass from= and to="})
@@ -101,7 +101,7 @@ def trends(index: TrendIndex, describe: Callable[[str], EntityRef], labels: Sequ
     note = ""
     if n_a == 0 or n_b == 0:
         note = f"no papers in {pa.label if n_a == 0 else pb.label}"
-    return Trends(type=type, min_count=min_count, bucket=bucket, buckets=buckets,  # type: ignore[arg-type]
+    return Trends(type=type, min_count=min_count, bucket=bucket, buckets=buckets,
                   totals=totals, note=note,
                   before=PeriodInfo(label=pa.label, first_day=pa.first_day.isoformat(),
                                     last_day=pa.last_day.isoformat(), papers=n_a),

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -250,7 +250,7 @@ class TrendIndex:
             return np.zeros(0, dtype=np.int64)
         return self.by_entity[self.entity_ptr[j] : self.entity_ptr[j + 1]]
 
-    def buckets(self) -> tuple[str, list[str], np.ndarray]:
+    def buckets(self) -> tuple[Literal["year", "month"], list[str], np.ndarray]:
         """The store's timeline axis: months when papers have dates, else years; and each row's bucket."""
         if self.dated.any():
             ms = self.month[self.dated]

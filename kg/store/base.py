@@ -92,7 +92,7 @@ class Store(ABC):
 
     # -- writing ---------------------------------------------------------------------------------
     @abstractmethod
-    def load_inputs(self) -> dict[str, PaperInput]:
+    def load_inputs(self) -> Mapping[str, PaperInput]:
         """Every paper the store holds, with its extraction, so a build can merge and re-derive."""
 
     @abstractmethod

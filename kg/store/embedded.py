@@ -373,8 +373,8 @@ class EmbeddedStore(NxReads):
             raise StoreError(f"{self.path}: store opened read-only")
         if self.legacy is None:
             compacted = self.cache.compact()
-            text = self._record.header.get("text") if self._record is not None else None
-            current_text = bool(text) and text.get("embedder") == default_embedder().name
+            text = (self._record.header.get("text") if self._record is not None else None) or {}
+            current_text = text.get("embedder") == default_embedder().name
             if self._record is None or (self._record.keys_current and current_text):
                 return compacted
             self._save(self.graph, dict(self._papers))

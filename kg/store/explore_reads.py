@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
@@ -14,6 +14,9 @@ from kg.graph import LABEL_TYPES
 from kg.landscape import IncidenceAxes, landscape
 from kg.models import EntityRef, EntityTimeline, Landscape, Trends
 from kg.trends import TrendIndex
+
+if TYPE_CHECKING:
+    from kg.related import RelatedIndex
 
 _LOCK = threading.Lock()  # builds of the lazy indexes below; rare, so one lock for every store is enough
 
@@ -26,6 +29,10 @@ class ExploreReads:
     """
 
     graph: nx.MultiDiGraph
+    if TYPE_CHECKING:  # what NxReads provides
+        def by_label(self, label: str) -> list[str]: ...
+        def _related_index(self) -> RelatedIndex: ...
+        def _entity_ref(self, eid: str) -> EntityRef: ...
 
     def _explore(self) -> dict[str, Any]:
         cache: dict[str, Any] | None = getattr(self, "_explore_cache", None)
@@ -39,7 +46,7 @@ class ExploreReads:
         if "trends" not in cache:
             with _LOCK:
                 if "trends" not in cache:
-                    r = self._related_index()  # type: ignore[attr-defined]
+                    r = self._related_index()
                     nodes = self.graph.nodes
                     cache["labels"] = [nodes[e]["label"] for e in r.entities]
                     cache["trends"] = TrendIndex.from_csr(r.papers, r.entities, r.indptr, r.indices, nodes)
@@ -59,14 +66,13 @@ class ExploreReads:
     def _load_fulltext(self) -> FullTextIndex:
         """Built in memory here; the embedded store opens the one its build wrote."""
         nodes = self.graph.nodes
-        return FullTextIndex.build((p, nodes[p]) for p in self.by_label("Paper"))  # type: ignore[attr-defined]
+        return FullTextIndex.build((p, nodes[p]) for p in self.by_label("Paper"))
 
     def _entity_or_404(self, entity_id: str) -> EntityRef:
         d = self.graph.nodes.get(entity_id)
         if d is None or d.get("label") not in LABEL_TYPES:
             raise NotFoundError(f"no entity with id '{entity_id}'")
-        ref: EntityRef = self._entity_ref(entity_id)  # type: ignore[attr-defined]
-        return ref
+        return self._entity_ref(entity_id)
 
     # -- reads -----------------------------------------------------------------------------------------
     def timeline(self, entity_id: str) -> EntityTimeline:
@@ -75,10 +81,10 @@ class ExploreReads:
     def trends(self, *, type: str | None = None, before: str | None = None, after: str | None = None,
                limit: int = 20, min_count: int = explore.DEFAULT_MIN_COUNT) -> Trends:
         index = self._trend_index()
-        return explore.trends(index, self._entity_ref, self._explore()["labels"], type=type, before=before,  # type: ignore[attr-defined]
+        return explore.trends(index, self._entity_ref, self._explore()["labels"], type=type, before=before,
                               after=after, limit=limit, min_count=min_count)
 
     def landscape(self, entity_id: str, *, limit: int = 25, cell_limit: int = 5) -> Landscape:
         self._trend_index()
-        return landscape(self.graph, entity_id, self._entity_ref, limit=limit,  # type: ignore[attr-defined]
+        return landscape(self.graph, entity_id, self._entity_ref, limit=limit,
                          cell_limit=cell_limit, incidence=self._explore()["incidence"])

@@ -309,10 +309,10 @@ class Neo4jStore(BoltReads):
             seen.add(key)
         seen.clear()
         for row in self._scan(Q.EXISTING_RELS, labels=list(Q.LABELS)):
-            key = (row["s"], row["type"], row["pid"], row["e"])
-            if key not in wanted_rels or key in seen:
+            rel_key = (row["s"], row["type"], row["pid"], row["e"])
+            if rel_key not in wanted_rels or rel_key in seen:
                 stale_rels.append(row["eid"])
-            seen.add(key)
+            seen.add(rel_key)
         self._write(Q.DELETE_RELS, stale_rels, param="ids")
         self._write(Q.DELETE_NODES, stale_nodes, param="ids")
         t1 = time.perf_counter()

@@ -8,7 +8,7 @@ import math
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -114,7 +114,7 @@ def ranked_hits(entity_hits: list[SearchHit], found: list[tuple[str, float]], li
     (1.5). Only the hits that make the cut are built: a search fetches ``PAPER_RERANK`` papers past the limit,
     and most are dropped here; each paper hit quotes the sentence of its abstract closest to ``query``."""
     best = found[0][1] if found else 1.0
-    ranked = [(-h.score, "entity", h.id, h) for h in entity_hits]
+    ranked: list[tuple[float, str, str, SearchHit | None]] = [(-h.score, "entity", h.id, h) for h in entity_hits]
     ranked += [(-round(0.9 * s / best + (0.3 if pid in linked else 0.0), 6), "paper", pid, None) for pid, s in found]
     ranked.sort(key=lambda r: r[:3])
     top = ranked[:limit]
@@ -303,7 +303,7 @@ class NxReads(ExploreReads, Store):
         nodes = self.graph.nodes
         # Sort plain tuples and build models only for what is returned: a common entity has thousands of papers.
         paper_edges: list[tuple[bool, int, str, dict[str, Any]]] = []
-        grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        grouped: dict[tuple[str, str, Literal["in", "out"]], list[dict[str, Any]]] = defaultdict(list)
         for u, _, e in self.graph.in_edges(entity_id, data=True):
             if e["type"] in PAPER_EDGE_TYPES:
                 paper_edges.append((e["type"] != "PROPOSES", -(nodes[u].get("year") or 0), u, e))
@@ -315,7 +315,7 @@ class NxReads(ExploreReads, Store):
         papers = [EntityPaper(paper=self._paper_summary(u), edge=e["type"], evidence=self._evidence(e))
                   for _, _, u, e in paper_edges[:paper_limit]]
         top = sorted(grouped.items(), key=lambda kv: (-len(kv[1]), kv[0][1], kv[0][0]))[:neighbour_limit]
-        neighbours = [Neighbour(entity=self._entity_ref(o), edge=t, direction=dr, count=len(ev),  # type: ignore[arg-type]
+        neighbours = [Neighbour(entity=self._entity_ref(o), edge=t, direction=dr, count=len(ev),
                                 evidence=[self._evidence(e) for e in sorted(ev, key=lambda x: x["paper_id"])[:3]])
                       for (o, t, dr), ev in top]
         s = self._entity_summary(entity_id)

@@ -281,7 +281,7 @@ class FrozenGraph(nx.MultiDiGraph):
         if snap is None:  # networkx makes empty instances of a graph's class (copy, subgraph): a plain graph
             return
         self.snapshot = snap
-        self._node = {}
+        self._node: dict[str, dict[str, Any]] = {}
         base = snap.header["sections"]["nodes"][0]
         offsets = array("q", snap.section("nodes_offsets"))
         for lo, hi in zip(offsets, offsets[1:], strict=False):  # not compressed: opening would take longer
