@@ -171,7 +171,11 @@ def landscape(graph: nx.MultiDiGraph, focus: str, describe: Callable[[str], Enti
                 ev.append(_evidence(stated[(r, c, p)]))
             ev += [_evidence(e) for e in (mention(p, r), mention(p, c)) if "sentence" in e]
             seen: set[str] = set()
-            unique = [x for x in ev if not (x.sentence in seen or seen.add(x.sentence))]  # type: ignore[func-returns-value]
+            unique = []  # one quote per sentence, the first
+            for x in ev:
+                if x.sentence not in seen:
+                    seen.add(x.sentence)
+                    unique.append(x)
             listed.append(LandscapePaper(id=p, title=nodes[p]["title"], year=nodes[p].get("year"),
                                          stated=(r, c, p) in stated, evidence=unique))
         used = sorted({m for p in ps for m in paper_metrics[p]}, key=metrics.index)
