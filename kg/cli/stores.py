@@ -14,8 +14,25 @@ from kg.store import open_store as open_kind
 from kg.store import store_kinds
 from kg.store.base import Store, StoreOptions
 
+
+class StoreKind(click.Choice):
+    """A kind in kg.store's registry, read when the option is parsed, so kinds that packages add through entry
+    points (or a test) after kg.cli is imported are choices too."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return store_kinds()
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass
+
+
 _OPTIONS = [
-    click.option("--store", "store_kind", type=click.Choice(store_kinds()), envvar="KG_STORE", default="embedded",
+    click.option("--store", "store_kind", type=StoreKind(), envvar="KG_STORE", default="embedded",
                  show_default=True, help="Where the graph lives (env KG_STORE)."),
     store_dir_option,
     click.option("--neo4j-uri", envvar="NEO4J_URI", default="bolt://localhost:7687", show_default=True,
