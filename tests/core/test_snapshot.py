@@ -130,25 +130,27 @@ def test_a_damaged_snapshot_is_one_clear_line(tmp_path: Path, seeds_store_dir: P
 
 
 def test_a_build_upgrades_a_store_of_an_older_kg(tmp_path: Path, seeds_store_dir: Path, extractor,
-                                                 capsys) -> None:
+                                                 caplog: pytest.LogCaptureFixture) -> None:
     from kg.build import build
 
     store_dir = legacy_copy(seeds_store_dir, tmp_path / "s")
     extra = tmp_path / "extra.jsonl"
     extra.write_text('{"id": "x1", "title": "T", "abstract": "We propose GradFix, a method for low-bit training '
                      'of large language models, evaluated on ImageNet."}\n')
-    capsys.readouterr()
+    caplog.clear()
     with EmbeddedStore(store_dir, writable=True) as store:
         assert store._graph is None  # a build does not read the stored graph, only its papers' hashes
         build([extra], store, extractor=lambda: extractor)
-    err = capsys.readouterr().err
+    err = caplog.text  # the store logs it (kg.store.embedded); the CLI shows it as one 'kg: warning:' line
     assert err.count("a store made by an older kg") == 1 and "saving it in the current format" in err
     assert not (store_dir / GRAPH_FILE).exists()
     again = EmbeddedStore(store_dir)
     assert again.loaded_from == "snapshot"
     assert again.stats().papers == 58
     assert again.get_paper("x1").entities
-    assert "older kg" not in capsys.readouterr().err
+    caplog.clear()
+    EmbeddedStore(store_dir)
+    assert "older kg" not in caplog.text
 
 
 def test_kg_upgrade_rewrites_a_store_of_an_older_kg_with_the_same_graph(tmp_path: Path,
@@ -206,11 +208,12 @@ def test_a_damaged_section_is_caught_at_open(tmp_path: Path, seeds_store_dir: Pa
         EmbeddedStore(tmp_path / "s")
 
 
-def test_a_store_of_an_older_kg_says_how_to_upgrade_it(tmp_path: Path, seeds_store_dir: Path, capsys) -> None:
+def test_a_store_of_an_older_kg_says_how_to_upgrade_it(tmp_path: Path, seeds_store_dir: Path,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
     store_dir = legacy_copy(seeds_store_dir, tmp_path / "s")
-    capsys.readouterr()
+    caplog.clear()
     EmbeddedStore(store_dir)
-    err = capsys.readouterr().err
+    err = caplog.text
     assert "there is no graph.snapshot" in err and f"kg upgrade --store-dir {store_dir}" in err
 
 
@@ -221,7 +224,7 @@ def _crash(*args, **kwargs):
 
 
 def test_a_save_interrupted_leaves_the_previous_graph_and_names_the_build(tmp_path: Path, seeds_store_dir: Path,
-                                                                          monkeypatch, capsys, extractor) -> None:
+                                                                          monkeypatch, caplog, extractor) -> None:
     """The snapshot is replaced by a rename: a save stopped at any point before it leaves the previous one."""
     import kg.store.embedded as emb
     from kg.build import build
@@ -236,16 +239,18 @@ def test_a_save_interrupted_leaves_the_previous_graph_and_names_the_build(tmp_pa
     monkeypatch.undo()
     assert (tmp_path / "s" / SNAPSHOT_FILE).read_bytes() == before
     assert (tmp_path / "s" / SAVING_FILE).exists()
-    capsys.readouterr()
+    caplog.clear()
     reopened = EmbeddedStore(tmp_path / "s")
     assert reopened.stats() == EmbeddedStore(seeds_store_dir).stats()
-    err = capsys.readouterr().err
-    assert "stopped while saving; this is the graph of the build before it" in err and err.count("\n") == 1
+    assert [r.getMessage() for r in caplog.records if "stopped while saving" in r.getMessage()] == [
+        f"{tmp_path / 's'}: the last `kg build` into this store was stopped while saving; this is the graph of the "
+        f"build before it. Run that build again to finish it (its extractions are kept)."]
     with EmbeddedStore(tmp_path / "s", writable=True) as again:  # the next build finishes it
         build([], again, extractor=lambda: extractor)
     assert not (tmp_path / "s" / SAVING_FILE).exists() and not list((tmp_path / "s").glob(".*.tmp*"))
+    caplog.clear()
     EmbeddedStore(tmp_path / "s")
-    assert "stopped while saving" not in capsys.readouterr().err
+    assert "stopped while saving" not in caplog.text
 
 
 def test_a_first_build_stopped_while_saving_is_named(tmp_path: Path) -> None:
