@@ -127,7 +127,7 @@ def add_doc_relations(model: DocRelationModel, doc: Any, spans: Sequence[tuple[i
     related; ``spans`` are the chosen mentions (start_char, end_char, type, key). A relation joins the first
     mentions of its two entities."""
     ents, of = entities(doc, [(s, e, ty, k, i in proposed) for i, (s, e, ty, k) in enumerate(spans)])
-    first = {}
+    first: dict[int, int] = {}  # entity index -> index of its first mention
     for i, k in enumerate(of):
         first.setdefault(k, i)
     linked = {frozenset((of[h], of[t])) for h, t, _ in rels}
