@@ -14,6 +14,6 @@ from thinc.api import Model, concatenate
 @registry.architectures("kg.HybridTok2Vec.v1")
 def hybrid_tok2vec(shared: Model, own: Model) -> Model:
     """Concatenate a listener on the pipeline's shared tok2vec with an NER-owned tok2vec (lists of arrays)."""
-    model: Model = concatenate(shared, own)  # thinc cannot infer its output type from two plain Models
+    model: Model = concatenate(shared, own)  # concatenate returns Model[InT, ...], InT bound by no argument
     model.set_dim("nO", shared.get_dim("nO") + own.get_dim("nO"))
     return model
