@@ -18,7 +18,7 @@ build: $(VENV)/.installed
 # One command: install (with test extras and a headless browser), then run every test.
 test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check kg api viz tests bench scripts
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
