@@ -3,8 +3,8 @@ or (--json) one array, the API's /papers and /entities listings from the termina
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import click
 import orjson
@@ -28,7 +28,7 @@ def _wide_option(f: Callable[..., Any]) -> Callable[..., Any]:
                                                      "characters).")(f)
 
 
-def _print(items: list[BaseModel], columns: list[str], rows: list[list[object]], shown: str, as_json: bool,
+def _print(items: Sequence[BaseModel], columns: list[str], rows: list[list[object]], shown: str, as_json: bool,
            wide: bool) -> None:
     """One JSON array on stdout (as kg search), else a table there and the count on stderr (as kg cypher)."""
     if as_json:
@@ -70,19 +70,28 @@ def resolve_typed(store: Store, spec: str) -> str:
                         + did_you_mean(store, name, type=type_))
 
 
-def _all(store: Store, **filters: object) -> Page[PaperSummary]:
+class _PaperFilters(TypedDict, total=False):
+    """The filters of ``Store.list_papers``."""
+
+    q: str | None
+    year: int | None
+    venue: str | None
+    entity: str | None
+
+
+def _all(store: Store, **filters: Unpack[_PaperFilters]) -> Page[PaperSummary]:
     """Every paper ``list_papers`` gives for these filters, in its order."""
-    page = store.list_papers(limit=1, **filters)  # type: ignore[arg-type]
-    return store.list_papers(limit=page.total, **filters) if page.total > 1 else page  # type: ignore[arg-type]
+    page = store.list_papers(limit=1, **filters)
+    return store.list_papers(limit=page.total, **filters) if page.total > 1 else page
 
 
 def find_papers(store: Store, q: str | None, *, year: int | None, venue: str | None, entities: list[str],
                 limit: int) -> Page[PaperSummary]:
     """``store.list_papers`` (BM25 over title and abstract when ``q``, else newest first) linked to every one of
     the entity ids; the total counts every match, ``items`` the first ``limit``."""
-    filters = {"q": q, "year": year, "venue": venue, "entity": entities[0] if entities else None}
+    filters: _PaperFilters = {"q": q, "year": year, "venue": venue, "entity": entities[0] if entities else None}
     if len(entities) <= 1:
-        return store.list_papers(limit=limit, **filters)  # type: ignore[arg-type]
+        return store.list_papers(limit=limit, **filters)
     # list_papers takes one entity: the papers of the others are intersected with its list, keeping its order.
     others = [{p.id for p in _all(store, entity=e).items} for e in entities[1:]]
     hits = [p for p in _all(store, **filters).items if all(p.id in o for o in others)]
@@ -111,9 +120,9 @@ def papers(query: tuple[str, ...], year: int | None, venue: str | None, entity_s
     with open_store(store_opts) as store:
         eids = [resolve_typed(store, s) for s in entity_specs]
         page = find_papers(store, q, year=year, venue=venue, entities=eids, limit=limit)
-    rows = [[p.year or "", p.venue or "", p.title, p.entity_count, p.id] for p in page.items]
+    rows: list[list[object]] = [[p.year or "", p.venue or "", p.title, p.entity_count, p.id] for p in page.items]
     shown = f"{len(page.items)} of {page.total} paper{'s' * (page.total != 1)}"
-    _print(page.items, ["year", "venue", "title", "entities", "id"], rows,  # type: ignore[arg-type]
+    _print(page.items, ["year", "venue", "title", "entities", "id"], rows,
            shown + (" (--limit for more)" if page.total > len(page.items) else ""), as_json, wide)
 
 
@@ -130,5 +139,5 @@ def entities(type_: str | None, limit: int, wide: bool, store_opts: StoreOptions
     rows = [[e.paper_count, e.mention_count, e.type, e.name, e.id, ", ".join(e.aliases)] for e in page.items]
     what = f"{type_} entit" if type_ else "entit"
     shown = f"{len(page.items)} of {page.total} {what}{'ies' if page.total != 1 else 'y'}"
-    _print(page.items, ["papers", "mentions", "type", "name", "id", "aliases"], rows,  # type: ignore[arg-type]
+    _print(page.items, ["papers", "mentions", "type", "name", "id", "aliases"], rows,
            shown + (" (--limit for more)" if page.total > len(page.items) else ""), as_json, wide)

@@ -31,7 +31,8 @@ class StoreKind(click.Choice):
         pass
 
 
-_OPTIONS = [
+_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+_OPTIONS: list[_Decorator] = [  # click.option's and store_dir_option, applied in turn
     click.option("--store", "store_kind", type=StoreKind(), envvar="KG_STORE", default="embedded",
                  show_default=True, help="Where the graph lives (env KG_STORE)."),
     store_dir_option,
@@ -55,9 +56,10 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
         opts = StoreOptions(store_kind, store_dir, neo4j_uri, neo4j_user, neo4j_password, neo4j_database or None)
         return f(*args, store_opts=opts, **kwargs)
 
+    command: Callable[..., Any] = wrapper
     for option in reversed(_OPTIONS):
-        wrapper = option(wrapper)
-    return wrapper
+        command = option(command)
+    return command
 
 
 @contextmanager
