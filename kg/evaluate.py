@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kg.extract.types import Extraction, Mention
 
@@ -148,7 +148,14 @@ def _rel_key(a: tuple, b: tuple, ty: str) -> tuple:
     return (ty, *sorted([a, b], key=repr)) if ty in SYMMETRIC else (ty, a, b)
 
 
-def noun_chunk_baseline(nlp: Language) -> Callable[[list[str]], list[Extraction]]:
+class Runner(Protocol):
+    """An extractor as ``kg eval`` runs it: texts (and their titles, aligned, None where a paper has none) in,
+    one Extraction each out."""
+
+    def __call__(self, texts: list[str], titles: list[str | None] | None = None) -> list[Extraction]: ...
+
+
+def noun_chunk_baseline(nlp: Language) -> Runner:
     """Every noun chunk (leading determiners stripped) as a concept: the floor any extractor must beat."""
     def run(texts: list[str], titles: list[str | None] | None = None) -> list[Extraction]:
         out = []

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 import orjson
 
 from kg.errors import InputError
+
+if TYPE_CHECKING:
+    from kg.evaluate import Runner
+    from kg.extract.pipeline import Extractor
+    from kg.extract.types import Extraction
 
 ALL_DATASETS = ("kg-gold", "scierc", "scier")
 _GOLD_ROWS = [("method", "  method"), ("model", "  model"), ("dataset", "  dataset"), ("task", "  task"),
@@ -46,7 +50,7 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
     trained_path = model or (DEFAULT_MODEL if DEFAULT_MODEL != RULES_MODEL else None)
     default_is_trained = DEFAULT_MODEL != RULES_MODEL and (model is None or Path(model).resolve() == Path(
         DEFAULT_MODEL).resolve())
-    extractors: dict[str, Callable] = {}
+    extractors: dict[str, Runner | None] = {}  # None: the previous model's recorded figures
     if trained_path:
         trained = Extractor(load_nlp(trained_path))
         extractors["shipped" if default_is_trained else "model"] = _runner(trained)
@@ -72,11 +76,12 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
         (_print_gold if name == "kg-gold" else _print_span)(name, by_ex)
 
 
-def _runner(ex: Any) -> Callable:
+def _runner(ex: Extractor) -> Runner:
     return lambda texts, titles=None: list(ex.extract_many(texts, titles))
 
 
-def _timed(run: Callable, texts: list[str], titles: list[str] | None = None) -> tuple[list, dict[str, float]]:
+def _timed(run: Runner, texts: list[str],
+           titles: list[str | None] | None = None) -> tuple[list[Extraction], dict[str, float]]:
     words = sum(len(t.split()) for t in texts)
     t0 = time.perf_counter()
     preds = run(texts) if titles is None else run(texts, titles)
@@ -84,7 +89,8 @@ def _timed(run: Callable, texts: list[str], titles: list[str] | None = None) -> 
     return preds, {"seconds": round(secs, 2), "words_per_s": round(words / secs) if secs else 0}
 
 
-def _eval_gold(data_dir: Path, name: str, extractors: dict, limit: int | None) -> dict[str, dict]:
+def _eval_gold(data_dir: Path, name: str, extractors: dict[str, Runner | None],
+               limit: int | None) -> dict[str, dict]:
     from kg.evaluate_gold import load_gold, prediction_rows, recorded, score_rows
 
     path = data_dir / "kg-gold" / "dev.jsonl"
@@ -108,7 +114,8 @@ def _eval_gold(data_dir: Path, name: str, extractors: dict, limit: int | None) -
     return out
 
 
-def _eval_span(data_dir: Path, name: str, extractors: dict, limit: int | None) -> dict[str, dict]:
+def _eval_span(data_dir: Path, name: str, extractors: dict[str, Runner | None],
+               limit: int | None) -> dict[str, dict]:
     from kg.evaluate import DATASETS, score
 
     rel, loader, type_map = DATASETS[name]
