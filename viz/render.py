@@ -124,13 +124,20 @@ def _options(n_nodes: int) -> dict[str, Any]:
     }
 
 
-_UNSAFE_IN_SCRIPT = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028",
-                     0x2029: "\\u2029"}
+# Replaced in the UTF-8 bytes, each a search for one byte sequence: ``str.translate`` with a mapping took 0.6 s
+# over a 5,000-node view's 7.6 MB, all of it holding the interpreter (the server's event loop waited as long).
+_UNSAFE_IN_SCRIPT = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"), ("\u2028".encode(), b"\\u2028"),
+                     ("\u2029".encode(), b"\\u2029"))
 
 
 def script_json(obj: Any) -> str:
-    """JSON that is inert inside a ``<script>`` block: no ``<``, ``>`` or ``&`` survive to close or open a tag."""
-    return orjson.dumps(obj).decode("utf-8").translate(_UNSAFE_IN_SCRIPT)
+    """JSON that is inert inside a ``<script>`` block: no ``<``, ``>`` or ``&`` survive to close or open a tag.
+    (UTF-8 never holds one character's bytes inside another's, so the byte replacements touch nothing else.)"""
+    data = orjson.dumps(obj)
+    for unsafe, escaped in _UNSAFE_IN_SCRIPT:
+        if unsafe in data:
+            data = data.replace(unsafe, escaped)
+    return data.decode("utf-8")
 
 
 def render(view: GraphView, *, kind: ViewKind, title: str, focus: str | None = None,
