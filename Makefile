@@ -18,6 +18,7 @@ build: $(VENV)/.installed
 # One command: install (with test extras and a headless browser), then run every test.
 test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check kg api viz tests bench scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto
 
 bench: $(VENV)/.installed-test
@@ -37,6 +38,7 @@ docs: $(VENV)/.installed-test browser
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check kg api viz tests bench scripts
+	$(BIN)/mypy
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
