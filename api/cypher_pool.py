@@ -23,10 +23,12 @@ import stat
 import struct
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from api.safejson import MAX_DEPTH, TooDeep, encode_answer
 from kg.cypher.errors import CypherError, CypherTimeout
 from kg.errors import KGError, StoreError
 from kg.models import CypherResult
@@ -34,6 +36,8 @@ from kg.procs import die_with_parent
 from kg.store.base import Store
 
 GRACE_S = 0.5  # past its limit, a query that did not stop by itself is killed this much later
+TOO_DEEP_ANSWER = (f"the answer holds a value nested more than {MAX_DEPTH} levels deep (lists and maps), the most "
+                   f"an answer may hold; return it flatter")
 SPAWN_TIMEOUT_S = 30.0  # a fork of a big process takes milliseconds; this only guards against a dead zygote
 
 
@@ -69,33 +73,49 @@ def _close_sockets(keep: set[int]) -> None:
 
 def _worker_main(store: Store, conn: Connection, memory_bytes: int) -> None:
     """Answer queries until the server hangs up. A MemoryError (the address-space limit) is reported, then the
-    worker exits: a fresh fork replaces it rather than trust a heap that ran out mid-way."""
+    worker exits: a fresh fork replaces it rather than trust a heap that ran out mid-way. Asked for JSON, the
+    worker writes the answer's JSON itself (``api.safejson``): off the server's event loop, and a value nested
+    past ``MAX_DEPTH`` is a clear error here rather than a failure to pickle it."""
     _rss, size_kb = _rss_and_size_kb()
     limit = size_kb * 1024 + memory_bytes
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:
-            query, params, max_rows, timeout_s = conn.recv()
+            query, params, max_rows, timeout_s, as_json = conn.recv()
         except (EOFError, OSError):
             return
         try:
             r = store.cypher(query, params, max_rows=max_rows, timeout_s=timeout_s)
-            reply: tuple[str, Any] = ("ok", (r.columns, r.rows, r.truncated))
+            reply: tuple[str, Any] = (("json", encode_answer(r.columns, r.rows, r.truncated)) if as_json
+                                      else ("ok", (r.columns, r.rows, r.truncated)))
         except MemoryError:
             reply = ("memory", None)
+        except TooDeep:
+            reply = ("error", (CypherError, TOO_DEEP_ANSWER))
         except KGError as exc:
             reply = ("error", (type(exc), str(exc)))
         except RecursionError:
             reply = ("error", (CypherError, "query is nested too deeply to evaluate"))
         except Exception as exc:  # noqa: BLE001 - an engine bug: the server answers 500, as it did in-process
-            reply = ("bug", f"{type(exc).__name__}: {exc}")
+            reply = ("bug", _where(exc))
         try:
-            conn.send(reply)
+            try:
+                data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            except RecursionError:  # an answer nested deeper than pickle goes: only asked for Python values
+                reply = ("error", (CypherError, TOO_DEEP_ANSWER))
+                data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            conn.send_bytes(data)
         except MemoryError:
             conn.send(("memory", None))
             return
         if reply[0] == "memory":
             return
+
+
+def _where(exc: BaseException) -> str:
+    """An engine failure as its type and the place it was raised, not its message (which may quote the query)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return type(exc).__name__ + (f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else "")
 
 
 def _reap() -> None:
@@ -153,11 +173,20 @@ async def _receive(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> byte
     return await _exactly(loop, sock, size)
 
 
-async def _send(loop: asyncio.AbstractEventLoop, sock: socket.socket, obj: Any) -> None:
-    """``obj`` to a worker, framed as its ``Connection.recv`` reads it, without blocking the loop."""
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+def _framed(obj: Any) -> bytes:
+    """``obj`` pickled and framed as a worker's ``Connection.recv`` reads it; CypherError when it is nested too
+    deeply to pickle (the API refuses such parameters before: this guards other callers)."""
+    try:
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        raise CypherError("the query's parameters are nested too deeply to send to a worker") from None
     head = struct.pack("!i", len(data)) if len(data) <= 0x7FFFFFFF else struct.pack("!iQ", -1, len(data))
-    await loop.sock_sendall(sock, head + data)
+    return head + data
+
+
+async def _send(loop: asyncio.AbstractEventLoop, sock: socket.socket, data: bytes) -> None:
+    """Framed bytes (``_framed``) to a worker without blocking the loop."""
+    await loop.sock_sendall(sock, data)
 
 
 async def _exactly(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int) -> bytes:
@@ -171,8 +200,8 @@ async def _exactly(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int)
     return bytes(buf)
 
 
-def _result(kind: str, payload: Any, memory_mb: int) -> CypherResult:
-    """A worker's reply as a result, or the exception it stands for."""
+def _result(kind: str, payload: Any, memory_mb: int) -> CypherResult | bytes:
+    """A worker's reply as a result (or its JSON), or the exception it stands for."""
     if kind == "memory":
         raise CypherError(f"query needs more than its memory limit of {memory_mb} MB; return fewer or smaller values")
     if kind == "bug":
@@ -184,6 +213,9 @@ def _result(kind: str, payload: Any, memory_mb: int) -> CypherResult:
         except TypeError:  # a class whose constructor takes more than the message
             exc = CypherError(message)
         raise exc
+    if kind == "json":
+        assert isinstance(payload, bytes)
+        return payload
     columns, rows, truncated = payload
     return CypherResult(columns=columns, rows=rows, truncated=truncated)
 
@@ -304,12 +336,27 @@ class CypherPool:
 
     async def run(self, query: str, parameters: dict[str, Any], *, max_rows: int,
                   timeout_s: float) -> CypherResult:
+        """Run one query on an idle worker (``_run``); its answer as Python values."""
+        result = await self._run((query, parameters, max_rows, timeout_s, False), timeout_s)
+        assert isinstance(result, CypherResult)
+        return result
+
+    async def run_json(self, query: str, parameters: dict[str, Any], *, max_rows: int, timeout_s: float) -> bytes:
+        """Run one query on an idle worker (``_run``); its answer as the JSON of a ``CypherResult``, written by the
+        worker (``api.safejson.encode_answer``)."""
+        result = await self._run((query, parameters, max_rows, timeout_s, True), timeout_s)
+        assert isinstance(result, bytes)
+        return result
+
+    async def _run(self, request: tuple[str, dict[str, Any], int, float, bool],
+                   timeout_s: float) -> CypherResult | bytes:
         """Run one query on an idle worker. The event loop itself sends the query and reads the answer when the
         worker's socket has it: a thread doing the same waited twice per query for the interpreter lock of a
         busy server, about 10 ms for a query of 1.5 ms. Cancelling the call (its client hung up) kills the
         worker at once; a fresh one replaces it."""
         if self._ctrl is None:
             self.start()
+        data = _framed(request)  # before a worker is taken: parameters that cannot be sent cost none
         loop = asyncio.get_running_loop()
         # Admission lets no more queries in than there are workers, so one is idle unless it is being replaced.
         w = self._take_idle()
@@ -327,7 +374,7 @@ class CypherPool:
         keep = False  # the worker goes back only when it answered: a timeout, a death or a MemoryError replaces it
         try:
             async def ask() -> bytes:
-                await _send(loop, w.sock, (query, parameters, max_rows, timeout_s))
+                await _send(loop, w.sock, data)
                 return await _receive(loop, w.sock)
 
             try:

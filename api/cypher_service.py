@@ -8,8 +8,10 @@ import threading
 from typing import Any
 
 from api.admission import Admission
-from api.cypher_pool import CypherPool
+from api.cypher_pool import TOO_DEEP_ANSWER, CypherPool
+from api.safejson import TooDeep, encode_answer
 from api.settings import Settings
+from kg.cypher.errors import CypherError
 from kg.models import CypherResult
 from kg.store.base import Store
 
@@ -50,6 +52,26 @@ class CypherService:
                 lambda: pool.run(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
         return await self.admission.run(
             lambda: store.cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
+
+    async def run_json(self, store: Store, query: str, parameters: dict[str, Any], max_rows: int) -> bytes:
+        """``run``'s answer as the JSON of a ``CypherResult`` (``api.safejson.encode_answer``), written off the
+        event loop: by the worker, or by the admission's thread that ran the query."""
+        if self._store is not store:
+            await self.admission.run(lambda: self.start(store))
+        timeout_s = self.settings.cypher_timeout_s
+        pool = self.pool
+        if pool is not None:
+            return await self.admission.run_async(
+                lambda: pool.run_json(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
+
+        def answer() -> bytes:
+            r = store.cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s)
+            try:
+                return encode_answer(r.columns, r.rows, r.truncated)
+            except TooDeep:
+                raise CypherError(TOO_DEEP_ANSWER) from None
+
+        return await self.admission.run(answer)
 
     def _close_pool(self) -> None:
         if self.pool is not None:
