@@ -35,7 +35,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        redact_access_log()
+        redact_access_log(settings.token)
         opened = app.state.store is None
         if opened:
             app.state.store = store_factory(settings)
@@ -59,8 +59,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.add_middleware(ResponseCache, budget_bytes=settings.response_cache_mb * 1024 * 1024,
                        store_of=lambda scope: app.state.store)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    if settings.token:  # added last, so it runs first: a request without the token is not even read
+    if settings.token:  # added after the others, so it runs first: a request without the token is not even read
         app.add_middleware(TokenAuth, token=settings.token)
+    # Outermost: whatever escapes every handler is a JSON 500 logged without the request (api.errors).
+    app.add_middleware(errors.CatchAll)
     for module in (papers, explore, entities, search, cypher, meta):  # explore's /entities/{id}/... first
         app.include_router(module.router)
     # HTML views live in their own module (another owner); served when present.

@@ -1,5 +1,5 @@
 """Pure ASGI middlewares: bearer-token authentication (401) and a request body size limit (413), both applied
-before any route runs; and the access-log filter that keeps ``?token=`` out of the log."""
+before any route runs; and the log filter that keeps the token out of every log, in any URL spelling."""
 
 from __future__ import annotations
 
@@ -14,31 +14,111 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.errors import ErrorBody
 
 VIEW_COOKIE = "kg_view_token"
-_PARAM = re.compile(r"((?:^|[?&;])([^=&;#?\s]*)=)([^&;#\s]*)")
+# A parameter: after the start, a query or path separator (`;` path parameters, `#` fragments, `/`), its key.
+_PARAM = re.compile(r"((?:^|[?&;#/])([^=&;#?/\s]*)=)([^&;#\s]*)")
+# After decoding, a `token` key with a value: in the clear when separators were percent-encoded (`?token%3DT`).
+_DECODED_KEY = re.compile(r"(?:^|[?&;#/\s])token\s*=(?!\[redacted\])", re.IGNORECASE)
+_QUERY_START = re.compile(r"[?;#&=%]")
+REDACTED = "[redacted]"
+
+
+def _decoded(text: str) -> str:
+    for _ in range(4):  # `%2574oken`: decoded twice by a client, a proxy and the app, each maybe once
+        plain = unquote_plus(text)
+        if plain == text:
+            break
+        text = plain
+    return text
 
 
 def _redact(text: str) -> str:
     # keys are compared decoded, as the auth middleware reads them: `?%74oken=` authenticates too
-    return _PARAM.sub(lambda m: m[1] + "[redacted]" if unquote_plus(m[2]).lower() == "token" else m[0], text)
+    text = _PARAM.sub(lambda m: m[1] + REDACTED if _decoded(m[2]).lower() == "token" else m[0], text)
+    if _DECODED_KEY.search(_decoded(text)):  # a `token=` spelled with encoded separators: cut from the query on
+        cut = _QUERY_START.search(text, 1)
+        text = (text[:cut.start() + 1] if cut and text[cut.start()] == "?" else text[:cut.start() if cut else 1]) \
+            + REDACTED
+    return text
+
+
+def _token_pattern(tokens: set[str]) -> re.Pattern[str] | None:
+    """Each token in any spelling a URL may give it: each character as itself or percent-encoded (any case,
+    encoded again any number of times), a space also as `+`."""
+    if not tokens:
+        return None
+
+    def char(c: str) -> str:
+        if ord(c) >= 128:  # printable ASCII only (Settings); kept literal should that change
+            return re.escape(c)
+        plus = r"|\+" if c == " " else ""
+        return f"(?:{re.escape(c)}|%(?:25)*{ord(c):02x}{plus})"
+
+    def spelled(token: str) -> str:
+        return "".join(char(c) for c in token)
+
+    return re.compile("|".join(spelled(t) for t in sorted(tokens, key=len, reverse=True)), re.IGNORECASE)
 
 
 class RedactTokens(logging.Filter):
-    """Rewrite ``token=...`` in logged request paths (uvicorn's access log passes the path with its query as an
-    argument) so the log never holds the API token in clear."""
+    """Keep the API token out of logged records: ``token=...`` in any logged URL is rewritten (uvicorn's access
+    log passes the path with its query as an argument), a query whose `token` key is hidden behind encoded
+    separators is cut, and the tokens the filter was given are redacted wherever they appear, in any URL spelling
+    (path parameters, path segments, fragments), in messages, arguments and formatted tracebacks."""
+
+    def __init__(self, tokens: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.tokens: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        for token in tokens:
+            self.add(token)
+
+    def add(self, token: str) -> None:
+        if token and token not in self.tokens:
+            self.tokens.add(token)
+            self._pattern = _token_pattern(self.tokens)
+
+    def redact(self, text: str) -> str:
+        if "=" in text or "%" in text:
+            text = _redact(text)
+        pattern = self._pattern
+        return text if pattern is None else pattern.sub(REDACTED, text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and any(isinstance(a, str) and "=" in a for a in record.args):
-            record.args = tuple(_redact(a) if isinstance(a, str) else a for a in record.args)
-        elif isinstance(record.msg, str) and "=" in record.msg:
-            record.msg = _redact(record.msg)
+        try:
+            if isinstance(record.args, tuple):
+                record.args = tuple(self.redact(a) if isinstance(a, str) else a for a in record.args)
+            if isinstance(record.msg, str):
+                record.msg = self.redact(record.msg)
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = self.redact(record.exc_text)
+            if record.stack_info:
+                record.stack_info = self.redact(record.stack_info)
+        except Exception:  # noqa: BLE001 - a record this cannot read is dropped rather than logged unredacted
+            return False
         return True
 
 
-def redact_access_log() -> None:
-    """Install ``RedactTokens`` on uvicorn's access logger (once; called at startup, after uvicorn set up logging)."""
-    logger = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, RedactTokens) for f in logger.filters):
-        logger.addFilter(RedactTokens())
+# The loggers whose records may hold a URL: uvicorn's access and error logs, and the app's own.
+REDACTED_LOGGERS = ("uvicorn.access", "uvicorn.error", "uvicorn.asgi", "kg.api")
+
+
+def redact_access_log(token: str | None = None) -> None:
+    """Install ``RedactTokens`` (once; called at startup, after uvicorn set up logging) on the loggers that may log
+    a URL, and on the handlers of uvicorn's and the root logger (records logged elsewhere reach those), and teach
+    it ``token``."""
+    loggers = [logging.getLogger(name) for name in REDACTED_LOGGERS]
+    targets: list[logging.Filterer] = [*loggers]
+    for logger in (logging.getLogger(), logging.getLogger("uvicorn"), *loggers):
+        targets.extend(logger.handlers)
+    for target in targets:
+        found = next((f for f in target.filters if isinstance(f, RedactTokens)), None)
+        if found is None:
+            found = RedactTokens()
+            target.addFilter(found)
+        if token:
+            found.add(token)
 
 
 async def _send_error(send: Send, status: int, body: ErrorBody, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
