@@ -5,8 +5,12 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kg.errors import InputError
+
+if TYPE_CHECKING:
+    from api.protocol import ConnectionLimits
 
 
 def is_loopback(host: str) -> bool:
@@ -23,8 +27,10 @@ MIN_TOKEN_CHARS = 16  # a shorter token can be guessed by a network attacker; lo
 
 
 def default_cypher_workers() -> int:
-    """One Cypher worker per core, at least 2 (a slow query must not hold the only one), at most 8."""
-    return max(2, min(8, os.cpu_count() or 2))
+    """Two Cypher workers per core, at least 4, at most 16. A worker waits for the server's event loop part of
+    each query (to be handed it, to have its answer read), so one per core left cores idle under load; and with
+    two, two slow queries held every worker (2 cores: 24 % of small queries got 503 beside two heavy clients)."""
+    return max(4, min(16, 2 * (os.cpu_count() or 2)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,16 @@ class Settings:
     max_body_bytes: int = 256 * 1024
     # Whole JSON answers to repeated GETs of the store's reads, kept in memory (api.cache); 0 turns it off.
     response_cache_mb: int = 64
+    # Connections (api.protocol): a request's headers must arrive within header_timeout_s of its first byte (a
+    # new connection's first request: of the connection), its body within body_timeout_s of its headers; a
+    # connection idle keep_alive_s after an answer is closed. Past max_client_connections from one address (0:
+    # no cap) or max_connections in all (0: what the descriptor limit allows), the least recently answered idle
+    # connection is closed to make room.
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    keep_alive_s: float = 5.0
+    max_client_connections: int = 256
+    max_connections: int = 0
     token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -68,3 +84,14 @@ class Settings:
                 or self.response_cache_mb < 0):
             raise InputError("cypher_workers, cypher_queue_wait_s and response_cache_mb must be >= 0 and "
                              "cypher_memory_mb >= 64")
+        if (min(self.header_timeout_s, self.body_timeout_s, self.keep_alive_s) <= 0
+                or min(self.max_client_connections, self.max_connections) < 0):
+            raise InputError("header_timeout_s, body_timeout_s and keep_alive_s must be > 0, max_client_connections "
+                             "and max_connections >= 0")
+
+    def connection_limits(self) -> ConnectionLimits:
+        from api.protocol import ConnectionLimits
+
+        return ConnectionLimits(header_timeout_s=self.header_timeout_s, body_timeout_s=self.body_timeout_s,
+                                keep_alive_s=self.keep_alive_s, per_client=self.max_client_connections,
+                                total=self.max_connections)
