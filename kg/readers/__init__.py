@@ -4,17 +4,22 @@ Semantic Scholar JSON; streaming where the format allows, every bad record a loc
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kg.errors import InputError
+from kg.files import LINK_TO_NOWHERE, odd_file
 from kg.readers.atom import read_atom
 from kg.readers.base import (
     MAX_ABSTRACT_CHARS,
+    MAX_FILE_BYTES,
     MAX_ID_CHARS,
     MAX_LINE_BYTES,
+    MAX_LINES,
     MAX_NAME_CHARS,
     MAX_TITLE_CHARS,
+    RECORD_SECONDS,
     UNREADABLE,
     PaperRecord,
     Skip,
@@ -26,9 +31,10 @@ from kg.readers.jsonl import read_json, read_jsonl, record_from_json
 from kg.readers.seeds import parse_seed_header, read_seed_list
 from kg.readers.table import FIELDS, map_columns, parse_map, read_table
 
-__all__ = ["FIELDS", "FORMATS", "MAX_ABSTRACT_CHARS", "MAX_ID_CHARS", "MAX_LINE_BYTES", "MAX_NAME_CHARS",
-           "MAX_TITLE_CHARS", "UNREADABLE", "PaperRecord", "Skip", "content_id", "estimate_records",
-           "expand_paths", "format_of", "parse_map", "parse_seed_header", "read_papers", "record_from_json"]
+__all__ = ["FIELDS", "FORMATS", "MAX_ABSTRACT_CHARS", "MAX_ID_CHARS", "MAX_LINES", "MAX_LINE_BYTES", "MAX_NAME_CHARS",
+           "MAX_TITLE_CHARS", "RECORD_SECONDS", "UNREADABLE", "PaperRecord", "Skip", "content_id",
+           "estimate_records", "expand_inputs", "expand_paths", "format_of", "parse_map", "parse_seed_header",
+           "read_papers", "record_from_json"]
 
 # Format by file name (a trailing .gz is read through gzip); each reader then checks the content is that format.
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -48,15 +54,30 @@ def format_of(path: Path) -> str | None:
     return next((fmt for fmt, sufs in FORMATS.items() if name.endswith(sufs)), None)
 
 
-def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files named directly, and files of a known format inside named directories, in a stable order."""
+def expand_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | Skip]:
+    """Files named directly, and files of a known format inside named directories, in a stable order. Inside a
+    directory, a file of a known format's name that is no regular file (a FIFO, a device, a socket) or a link to
+    nowhere is a Skip saying so, never opened; named directly, it is an InputError, as a missing path is."""
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and format_of(f))
+            found: list[Path | Skip] = []
+            for f in sorted(p.rglob("*")):
+                if not format_of(f):
+                    continue
+                what = odd_file(f)
+                if what is None:
+                    found.append(f)
+                elif what.startswith(LINK_TO_NOWHERE):
+                    found.append(Skip(str(f), "dangling link", f"to {os.readlink(f)}, which does not exist"))
+                elif what != "a directory":  # a folder named like a file is walked into, not read
+                    found.append(Skip(str(f), "not a regular file", what))
             if not found:
                 raise InputError(f"{p}: no .txt, .jsonl, .json, .csv, .tsv, .bib or .atom files in this directory")
             yield from found
+        elif (what := odd_file(p)) is not None:
+            raise InputError(f"{p} is {what}, not a regular file; kg reads papers from files and directories "
+                             f"(a FIFO or a device could be read forever)")
         elif p.exists():
             if not format_of(p):
                 raise InputError(f"{p}: unknown format; kg reads seed lists (.txt), JSON Lines (.jsonl), JSON "
@@ -65,6 +86,11 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
             yield p
         else:
             raise InputError(f"{p}: no such file or directory")
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """The files ``expand_inputs`` would read (its Skips left out)."""
+    return (p for p in expand_inputs(paths) if isinstance(p, Path))
 
 
 def _first_byte(path: Path) -> bytes:
@@ -110,7 +136,10 @@ def read_papers(paths: Iterable[str | os.PathLike[str]], *,
     ``column_map`` maps CSV/TSV column names to record fields (``{"Paper Abstract": "abstract"}``), beside the
     synonyms kg knows."""
     cmap = parse_map(column_map) if column_map else None
-    for path in expand_paths(paths):
+    for path in expand_inputs(paths):
+        if isinstance(path, Skip):
+            yield path
+            continue
         found = False
         for item in _reader(path, cmap)(path):
             found = True
@@ -128,13 +157,20 @@ def _blank(path: Path) -> bool:
 
 
 def estimate_records(path: Path) -> int:
-    """A quick upper bound on the records in one file, for progress and ETA."""
+    """A quick upper bound on the records in one file, for progress and ETA (within the reading limits)."""
     fmt = format_of(path)
     with opener(path)(path, "rb") as fh:
         if fmt in ("jsonl", "table"):  # streamed: a corpus can be far larger than memory
-            lines = sum(1 for line in fh if line.strip())
+            lines, give_up = 0, time.monotonic() + RECORD_SECONDS
+            for n in range(MAX_LINES):
+                line = fh.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    break
+                lines += not line.isspace()
+                if (n & 0xFFFF == 0 or len(line) > MAX_LINE_BYTES) and time.monotonic() > give_up:
+                    raise TimeoutError("too slow to count")  # count_records gives no estimate then
             return lines - (fmt == "table")
-        data = fh.read()
+        data = fh.read(MAX_FILE_BYTES)
     if fmt == "seeds":
         return max(0, sum(1 for para in data.split(b"\n\n") if para.strip()) - 1)
     if fmt == "bibtex":

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 
-from kg.readers.base import UNREADABLE, PaperRecord, Skip, make_record, opener
+from kg.readers.base import MAX_FILE_BYTES, UNREADABLE, PaperRecord, Skip, make_record, opener, unreadable
 from kg.readers.ids import arxiv_id, doi_id, paper_id
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -36,8 +38,29 @@ def _entry_record(entry: Element, where: str) -> PaperRecord | Skip:
         published=published[:10] if published else None)
 
 
+class _TooLarge(Exception):
+    pass
+
+
+class _Bounded:
+    """A file read through ``read``, at most MAX_FILE_BYTES of it (after gunzip): a feed is streamed, but a
+    gzip of gigabytes of whitespace would otherwise be parsed for as long as it lasts."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.left = MAX_FILE_BYTES
+
+    def read(self, n: int = -1) -> bytes:
+        data: bytes = self.fh.read(n if n >= 0 else self.left + 1)
+        self.left -= len(data)
+        if self.left < 0:
+            raise _TooLarge
+        return data
+
+
 def read_atom(path: Path) -> Iterator[PaperRecord | Skip]:
-    """One record per ``<entry>``, streamed; XML that breaks off keeps the entries before the break."""
+    """One record per ``<entry>``, streamed (at most MAX_FILE_BYTES); XML that breaks off keeps the entries
+    before the break."""
     from defusedxml import DefusedXmlException
     from defusedxml.ElementTree import iterparse
 
@@ -45,7 +68,7 @@ def read_atom(path: Path) -> Iterator[PaperRecord | Skip]:
     root_seen = False
     try:
         with opener(path)(path, "rb") as fh:
-            for event, el in iterparse(fh, events=("start", "end"), forbid_dtd=True):
+            for event, el in iterparse(_Bounded(fh), events=("start", "end"), forbid_dtd=True):
                 if event == "start":
                     if not root_seen:
                         root_seen = True
@@ -62,5 +85,8 @@ def read_atom(path: Path) -> Iterator[PaperRecord | Skip]:
     except ParseError as exc:
         line = exc.position[0] if getattr(exc, "position", None) else 1
         yield Skip(f"{path}:{line}", "malformed XML", f"{exc}; stopped reading" + (f" after entry {n}" if n else ""))
-    except (EOFError, OSError) as exc:
-        yield Skip(f"{path}:1", UNREADABLE, f"{type(exc).__name__}: {exc}")
+    except _TooLarge:
+        yield Skip(f"{path}:1", UNREADABLE, f"over {MAX_FILE_BYTES >> 20} MB; stopped reading" +
+                   (f" after entry {n}" if n else "") + "; split it")
+    except (EOFError, OSError, zlib.error) as exc:
+        yield unreadable(path, exc)

@@ -5,16 +5,21 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+from kg.files import NotAFile, open_input
 
 MAX_ABSTRACT_CHARS = 100_000  # longer "abstracts" are full texts or junk; they would stall the parser
 MAX_LINE_BYTES = 2 << 20  # a longer line cannot hold a valid record; it is skipped without being held in memory
-MAX_FILE_BYTES = 512 << 20  # whole-file formats (JSON documents, BibTeX, Atom) are read into memory
+MAX_FILE_BYTES = 512 << 20  # whole-file formats (JSON documents, BibTeX) are read into memory; Atom is streamed
+MAX_LINES = 10_000_000  # lines per file, blank ones too (a gzip of nothing but newlines would run for hours)
+RECORD_SECONDS = 10.0  # reading time allowed between two lines that hold something; past it the file is dropped
 MAX_ID_CHARS = 300  # ids are path segments of the API and arguments of the CLI
 MAX_TITLE_CHARS = 2_000
 MAX_NAME_CHARS = 300  # venue and each author
@@ -55,35 +60,75 @@ def content_id(abstract: str) -> str:
 
 
 def opener(path: Path) -> Callable[..., BinaryIO | gzip.GzipFile]:
-    """gzip.open or open, both giving a binary file for mode "rb"."""
-    return gzip.open if path.name.endswith(".gz") else open
+    """A function opening ``path`` for binary reading, through gzip for ``.gz``; anything but a regular file (a
+    FIFO, a device, a directory, a dangling link) is refused with ``NotAFile`` (an OSError), never read."""
+    return lambda p, mode="rb": open_input(p)
+
+
+def unreadable(path: Path, exc: BaseException, n: int = 1, *, stopped: bool = False) -> Skip:
+    """The Skip that ends a file that cannot be read (further)."""
+    detail = str(exc) if isinstance(exc, NotAFile) else f"{type(exc).__name__}: {exc}"
+    return Skip(f"{path}:{n}", UNREADABLE, detail + ("; stopped reading" if stopped else ""))
+
+
+def bounded_lines(path: Path, readline: Callable[[int], Any]) -> Iterator[tuple[int, Any]]:
+    """Numbered lines from ``readline`` (bytes or str), within the reading limits. A line over MAX_LINE_BYTES
+    becomes a Skip (read past in chunks, never held whole). Past MAX_LINES lines, or after RECORD_SECONDS of
+    reading without a line that holds something (time the caller spends between lines does not count), the
+    file ends with an UNREADABLE Skip: no input runs unbounded."""
+    n = 0
+    clock = time.monotonic
+    start = clock()  # since the last line with content, counting only the time spent here
+    while line := readline(MAX_LINE_BYTES + 1):
+        n += 1
+        if n > MAX_LINES:
+            yield n, Skip(f"{path}:{n}", UNREADABLE, f"over {MAX_LINES:,} lines, kg's limit for one file; stopped "
+                                                     f"reading; split the file")
+            return
+        item = line
+        if len(line) > MAX_LINE_BYTES:
+            newline = b"\n" if isinstance(line, bytes) else "\n"
+            while line and not line.endswith(newline):
+                line = readline(1 << 20)
+                if clock() - start > RECORD_SECONDS:
+                    yield n, _stalled(path, n)
+                    return
+            item = Skip(f"{path}:{n}", "line too long", f"over {MAX_LINE_BYTES:,} bytes")
+        now = clock()
+        if now - start > RECORD_SECONDS:
+            yield n, _stalled(path, n)
+            return
+        yield n, item
+        if isinstance(item, Skip) or not item.isspace():
+            start = clock()
+        else:  # a blank line: the time the caller took over it is not reading time
+            start += clock() - now
+
+
+def _stalled(path: Path, n: int) -> Skip:
+    return Skip(f"{path}:{n}", UNREADABLE, f"nothing but blank or over-long lines for {RECORD_SECONDS:g} s of "
+                                           f"reading, kg's limit for one record; stopped reading")
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes | Skip]]:
-    """Numbered raw lines. A line over MAX_LINE_BYTES becomes a Skip (read past in chunks, never held whole);
-    a truncated or corrupt gzip ends the file with an UNREADABLE Skip."""
+    """Numbered raw lines, within the reading limits (``bounded_lines``); a file that cannot be opened, or a
+    truncated or corrupt gzip, ends with an UNREADABLE Skip."""
     n = 0
     try:
-        with opener(path)(path, "rb") as fh:
-            while line := fh.readline(MAX_LINE_BYTES + 1):
-                n += 1
-                if len(line) > MAX_LINE_BYTES:
-                    while line and not line.endswith(b"\n"):
-                        line = fh.readline(1 << 20)
-                    yield n, Skip(f"{path}:{n}", "line too long", f"over {MAX_LINE_BYTES:,} bytes")
-                    continue
+        with open_input(path) as fh:
+            for n, line in bounded_lines(path, fh.readline):
                 yield n, line
     except (EOFError, OSError, zlib.error) as exc:
-        yield n + 1, Skip(f"{path}:{n + 1}", UNREADABLE, f"{type(exc).__name__}: {exc}; stopped reading")
+        yield n + 1, unreadable(path, exc, n + 1, stopped=not isinstance(exc, NotAFile))
 
 
 def read_whole(path: Path) -> bytes | Skip:
-    """The whole file (gunzipped), or an UNREADABLE Skip: too large, truncated or corrupt."""
+    """The whole file (gunzipped), or an UNREADABLE Skip: too large, truncated or corrupt, not a regular file."""
     try:
-        with opener(path)(path, "rb") as fh:
+        with open_input(path) as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except (EOFError, OSError, zlib.error) as exc:
-        return Skip(f"{path}:1", UNREADABLE, f"{type(exc).__name__}: {exc}")
+        return unreadable(path, exc)
     if len(data) > MAX_FILE_BYTES:
         return Skip(f"{path}:1", UNREADABLE, f"over {MAX_FILE_BYTES >> 20} MB; split it or use JSON Lines")
     return data

@@ -6,6 +6,7 @@ import codecs
 import csv
 import io
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from kg.readers.base import (
     UNREADABLE,
     PaperRecord,
     Skip,
+    bounded_lines,
     make_record,
     opener,
     parse_date,
     read_lines,
     split_authors,
+    unreadable,
 )
 from kg.readers.ids import arxiv_id, paper_id
 
@@ -80,15 +83,26 @@ def map_columns(header: list[str], column_map: Mapping[str, str] | None = None) 
 
 def _text_lines(path: Path, trailer: list[Skip]) -> Iterator[str]:
     """Decoded lines: UTF-16 with a byte-order mark as such, else UTF-8 with bad bytes kept as surrogates so the
-    row holding them is skipped, not the file. An unreadable tail goes into ``trailer``."""
-    with opener(path)(path, "rb") as fh:
-        bom = fh.read(2)
+    row holding them is skipped, not the file. Either way within the reading limits (``bounded_lines``); a line
+    over them is ``_LONG``. An unreadable tail goes into ``trailer``."""
+    try:
+        with opener(path)(path, "rb") as fh:
+            bom = fh.read(2)
+    except (EOFError, OSError, zlib.error) as exc:
+        trailer.append(unreadable(path, exc))
+        return
     if bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-        with opener(path)(path, "rb") as fh, io.TextIOWrapper(fh, encoding="utf-16", newline="") as text:
-            try:
-                yield from text
-            except UnicodeDecodeError as exc:
-                trailer.append(Skip(f"{path}", UNREADABLE, f"not valid UTF-16 ({exc.reason}); stopped reading"))
+        try:
+            with opener(path)(path, "rb") as fh, io.TextIOWrapper(fh, encoding="utf-16", newline="") as text:
+                for _, line in bounded_lines(path, text.readline):
+                    if isinstance(line, Skip) and line.reason == UNREADABLE:
+                        trailer.append(line)
+                        return
+                    yield _LONG + "\n" if isinstance(line, Skip) else line
+        except UnicodeDecodeError as exc:
+            trailer.append(Skip(f"{path}", UNREADABLE, f"not valid UTF-16 ({exc.reason}); stopped reading"))
+        except (EOFError, OSError, zlib.error) as exc:
+            trailer.append(unreadable(path, exc, stopped=True))
         return
     for n, raw in read_lines(path):
         if isinstance(raw, Skip):
@@ -124,11 +138,16 @@ def read_table(path: Path, column_map: Mapping[str, str] | None = None) -> Itera
     if first is None:
         yield from trailer
         return
+    if first.startswith(_LONG):  # no header to read the rows by
+        yield Skip(f"{path}:{consumed}", "line too long", f"the header row is over {MAX_LINE_BYTES:,} bytes; "
+                                                          f"stopped reading")
+        yield from trailer
+        return
     delim = _delimiter(path, first)
     header = next(csv.reader([first], delimiter=delim), [])
     roles = map_columns(header, column_map)
     if "abstract" not in roles:
-        cols = ", ".join(repr(h.strip()) for h in header[:12]) + (", ..." if len(header) > 12 else "")
+        cols = ", ".join(repr(_short(h.strip())) for h in header[:12]) + (", ..." if len(header) > 12 else "")
         yield Skip(f"{path}:{consumed}", "no abstract column",
                    f"header: {cols}; name it with --map COLUMN=abstract")
         return
@@ -167,3 +186,8 @@ def _row_record(row: list[str], roles: dict[str, int], where: str) -> PaperRecor
                        id=paper_id(arxiv=v.get("arxiv_id") or arxiv_id(v.get("id")) or v.get("url"), doi=v.get("doi"),
                                    own=v.get("id")),
                        authors=split_authors(authors) if authors else None, published=published)
+
+
+def _short(name: str, limit: int = 60) -> str:
+    """A column name as a warning shows it: cut at ``limit`` characters (a header row may be megabytes long)."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
