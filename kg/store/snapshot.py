@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import marshal
 import mmap
+import os
+import shlex
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
@@ -40,14 +42,15 @@ import orjson
 from kg.canon import KEY_SCHEME
 from kg.cypher.columns import TOPOLOGY_ARRAYS
 from kg.errors import StoreError
+from kg.files import NotAFile, open_regular
 from kg.lru import LRUCache
 from kg.related import RelatedIndex, TextIndex
 from kg.store import snapcodec
 from kg.store.snapcodec import END_V5, MAGIC, PAYLOAD, READABLE, VERSION, identity
 from kg.store.snapshot_write import write_snapshot
 
-__all__ = ["MAGIC", "READABLE", "SNAPSHOT_FILE", "VERSION", "FrozenGraph", "Snapshot", "source_identity",
-           "write_snapshot"]
+__all__ = ["MAGIC", "READABLE", "SNAPSHOT_FILE", "VERSION", "FrozenGraph", "Snapshot", "rebuild_hint",
+           "source_identity", "write_snapshot"]
 
 SNAPSHOT_FILE = "graph.snapshot"
 # Decoded adjacency kept in memory, counted in edges (both directions): the whole graph up to 3 million (a
@@ -55,11 +58,23 @@ SNAPSHOT_FILE = "graph.snapshot"
 CACHE_EDGES, CACHE_EDGES_MAX = 400_000, 3_000_000
 
 
+def rebuild_hint(store_dir: Path) -> str:
+    """How to put a damaged store right: what every damage message ends with."""
+    return (f"rebuild the store: `kg build --store-dir {shlex.quote(str(store_dir))}` derives it again from its "
+            f"extraction log")
+
+
+def damaged(path: Path, what: str, instead: str | None = None) -> StoreError:
+    """The error for a damaged snapshot ``path`` (``what``: which part): names the file and how to rebuild."""
+    return StoreError(f"{path}: {instead or 'damaged snapshot' + what}; {rebuild_hint(path.parent)}")
+
+
 def source_identity(jsonl: Path) -> dict[str, Any]:
     """What a snapshot must match to stand for ``jsonl``: its size and a digest of its header line."""
-    with open(jsonl, "rb") as fh:
+    with open_regular(jsonl) as fh:
         first = fh.readline()
-    return {"size": jsonl.stat().st_size, "header": hashlib.blake2b(first, digest_size=16).hexdigest()}
+        size = os.fstat(fh.fileno()).st_size
+    return {"size": size, "header": hashlib.blake2b(first, digest_size=16).hexdigest()}
 
 
 class Snapshot:
@@ -67,28 +82,32 @@ class Snapshot:
 
     def __init__(self, path: Path, *, verify: bool = True) -> None:
         self.path = path
-        with open(path, "rb") as fh:
+        try:
+            fh = open_regular(path)
+        except NotAFile as exc:
+            raise StoreError(f"{exc}; remove it, then {rebuild_hint(path.parent)}") from None
+        with fh:
             try:
                 self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except ValueError:  # an empty file
-                raise StoreError(f"{path}: not a kg snapshot") from None
+                raise damaged(path, "", "an empty file, not a kg snapshot") from None
         mm = self._mm
         if len(mm) < len(MAGIC) or mm[: len(MAGIC)] != MAGIC:
-            raise StoreError(f"{path}: not a kg snapshot")
+            raise damaged(path, "", "not a kg snapshot")
         if mm[-len(END_V5) :] == END_V5:
             header, raw = self._header_v5(path)
         else:  # versions 3 and 4: a marshal header, no checksum of its own
             tail = len(MAGIC) + 8
             if len(mm) < 2 * tail or mm[-len(MAGIC) :] != MAGIC:
-                raise StoreError(f"{path}: not a kg snapshot (or one cut short)")
+                raise damaged(path, "", "not a kg snapshot, or one cut short")
             hlen = int.from_bytes(mm[-tail : -len(MAGIC)], "little")
             raw = bytes(mm[len(mm) - tail - hlen : len(mm) - tail])
             try:
                 header = marshal.loads(raw)
             except (EOFError, ValueError, TypeError):
-                raise StoreError(f"{path}: damaged snapshot header") from None
+                raise damaged(path, " header") from None
         if not isinstance(header, dict) or header.get("format") != "kg-snapshot":
-            raise StoreError(f"{path}: not a kg snapshot")
+            raise damaged(path, "", "not a kg snapshot")
         self.header = header
         self.version = header.get("version")
         self._identity = identity(raw, len(mm))
@@ -101,15 +120,15 @@ class Snapshot:
         mm, tail = self._mm, len(END_V5) + 8 + 4
         hlen = int.from_bytes(mm[-len(END_V5) - 8 : -len(END_V5)], "little")
         if len(mm) < len(MAGIC) + tail + hlen:
-            raise StoreError(f"{path}: damaged snapshot header (cut short); rebuild the store")
+            raise damaged(path, " header (cut short)")
         raw = bytes(mm[len(mm) - tail - hlen : len(mm) - tail])
         if zlib.crc32(raw) != int.from_bytes(mm[len(mm) - tail : len(mm) - tail + 4], "little"):
-            raise StoreError(f"{path}: damaged snapshot header (checksum); rebuild the store")
+            raise damaged(path, " header (checksum)")
         try:
             header = orjson.loads(raw)
             payload = header["payload"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise StoreError(f"{path}: damaged snapshot header; rebuild the store") from None
+            raise damaged(path, " header") from None
         if payload != PAYLOAD:
             wrote = f"Python {payload.get('python')} ({payload.get('encoding')} {payload.get('marshal_version')})" \
                 if isinstance(payload, dict) else repr(payload)
@@ -128,9 +147,9 @@ class Snapshot:
                 with memoryview(self._mm)[start : start + length] as view:
                     ok = zlib.crc32(view) == want and len(view) == length
                 if not ok:
-                    raise StoreError(f"{self.path}: damaged snapshot (section {name}); rebuild the store")
+                    raise damaged(self.path, f" (section {name})")
         except (KeyError, TypeError, ValueError):
-            raise StoreError(f"{self.path}: damaged snapshot header; rebuild the store") from None
+            raise damaged(self.path, " header") from None
 
     @property
     def is_record(self) -> bool:
@@ -147,9 +166,9 @@ class Snapshot:
         try:
             papers = marshal.loads(snapcodec.unpack(self.section("papers")))
         except (EOFError, ValueError, TypeError, zlib.error):
-            raise StoreError(f"{self.path}: damaged snapshot (papers); rebuild the store") from None
+            raise damaged(self.path, " (papers)") from None
         if not isinstance(papers, dict):
-            raise StoreError(f"{self.path}: damaged snapshot (papers); rebuild the store")
+            raise damaged(self.path, " (papers)")
         return papers
 
     def unpacked(self, name: str) -> bytes:
@@ -165,7 +184,7 @@ class Snapshot:
         try:
             return FrozenGraph(self)
         except (EOFError, ValueError, TypeError, KeyError, IndexError, zlib.error) as exc:
-            raise StoreError(f"{self.path}: damaged snapshot ({type(exc).__name__}); rebuild the store") from None
+            raise damaged(self.path, f" ({type(exc).__name__})") from None
 
     @property
     def keys_current(self) -> bool:
@@ -210,14 +229,14 @@ class Snapshot:
             papers = marshal.loads(self.unpacked("text_papers"))
             dense = arr("text_dense", np.float16).reshape(meta["papers"], meta["dims"]).astype(np.float32)
         except (EOFError, ValueError, TypeError, KeyError, zlib.error):
-            raise StoreError(f"{self.path}: damaged snapshot (text index); rebuild the store") from None
+            raise damaged(self.path, " (text index)") from None
         try:
             values = arr("text_lex_data", np.float16).astype(np.float32)  # the weights were float16 values already
             lexical = sparse.csr_matrix((values, arr("text_lex_indices", np.int32), arr("text_lex_indptr", np.int64)),
                                         shape=(meta["papers"], meta["terms"]))
             return TextIndex(papers, dense, lexical, embedder=meta["embedder"])
         except (ValueError, IndexError, TypeError):
-            raise StoreError(f"{self.path}: damaged snapshot (text index); rebuild the store") from None
+            raise damaged(self.path, " (text index)") from None
 
 
 class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
@@ -256,7 +275,7 @@ class _Adjacency(Mapping[Any, dict[Any, dict[Any, dict[str, Any]]]]):
                     keydict = adj[other] = {}
                 keydict[k] = d
         except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, zlib.error):
-            raise StoreError(f"{self._path}: damaged snapshot (edges of node {n!r}); rebuild the store") from None
+            raise damaged(self._path, f" (edges of node {n!r})") from None
         return self._cache.put(key, adj, sum(len(kd) for kd in adj.values()))
 
     def __contains__(self, n: object) -> bool:
