@@ -1,8 +1,10 @@
 """An append-only log of extractions keyed by record content, so builds resume and re-builds re-use work.
 
-One JSON line per extracted record: ``{"h": content hash, "v": extractor version, "z": ...}``, where ``z`` is
-the record and its extraction (``{"r": record, "x": extraction}`` as JSON), compressed with raw DEFLATE and a
-fixed preset dictionary (``LOG_DICT``), in base64. Each line is compressed on its own, so a line is still read
+One JSON line per extracted record: ``{"h": content hash, "v": extractor version, "z": ..., "c": ...}``, where
+``z`` is the record and its extraction (``{"r": record, "x": extraction}`` as JSON), compressed with raw DEFLATE
+and a fixed preset dictionary (``LOG_DICT``), in base64, and ``c`` the CRC-32 of that JSON (raw DEFLATE has no
+checksum: a damaged line could otherwise decode to another record), checked whenever the line is read (lines
+written before it have none, and are read unchecked). Each line is compressed on its own, so a line is still read
 by seeking to its offset, and a torn last line (a killed build) is still just a line that does not parse. Logs
 written by kg before that hold ``"r"`` and ``"x"`` in the line itself; they are read alike, and ``compact``
 rewrites them (``kg upgrade``, or the build that upgrades a store).
@@ -21,6 +23,7 @@ from typing import Any
 import orjson
 
 from kg.extract.types import Extraction
+from kg.files import open_regular
 from kg.graph import PaperInput
 from kg.readers import PaperRecord
 
@@ -57,10 +60,10 @@ _PRIMED = zlib.compressobj(6, zlib.DEFLATED, _WBITS, zdict=LOG_DICT)
 
 
 def _line(h: str, version: str | None, body: bytes) -> bytes:
-    """A log line for ``body`` (the JSON of ``{"r": record, "x": extraction}``)."""
+    """A log line for ``body`` (the JSON of ``{"r": record, "x": extraction}``), with the CRC-32 of ``body``."""
     c = _PRIMED.copy()  # a copy of a primed compressor: cheaper than loading the dictionary again
     z = base64.b64encode(c.compress(body) + c.flush()).decode()
-    return orjson.dumps({"h": h, "v": version, "z": z}) + b"\n"
+    return orjson.dumps({"h": h, "v": version, "z": z, "c": zlib.crc32(body)}) + b"\n"
 
 
 def _encode(h: str, version: str, p: PaperInput) -> bytes:
@@ -68,10 +71,19 @@ def _encode(h: str, version: str, p: PaperInput) -> bytes:
     return _line(h, version, orjson.dumps({"r": p.record, "x": p.extraction.to_store()}))
 
 
+def _body(obj: dict[str, Any]) -> dict[str, Any]:
+    """A log line's ``{"r": record, "x": extraction}``, as JSON values."""
+    if "z" in obj:
+        body = zlib.decompressobj(_WBITS, zdict=LOG_DICT).decompress(base64.b64decode(obj["z"]))
+        if "c" in obj and zlib.crc32(body) != obj["c"]:  # raw DEFLATE has no checksum of its own
+            raise ValueError("checksum")
+        obj = orjson.loads(body)
+    return obj
+
+
 def _input(obj: dict[str, Any]) -> PaperInput:
     """A log line's record and extraction."""
-    if "z" in obj:
-        obj = orjson.loads(zlib.decompressobj(_WBITS, zdict=LOG_DICT).decompress(base64.b64decode(obj["z"])))
+    obj = _body(obj)
     return PaperInput(PaperRecord(**obj["r"]), Extraction.from_store(obj["x"]))
 
 
@@ -97,7 +109,7 @@ class ExtractionCache:
         """(file offset, decoded line) of every readable line; torn or damaged lines are skipped."""
         if not self.path.exists():
             return
-        with open(self.path, "rb") as fh:
+        with open_regular(self.path) as fh:
             offset = 0
             for line in fh:
                 try:
@@ -107,6 +119,22 @@ class ExtractionCache:
                 except orjson.JSONDecodeError:
                     pass
                 offset += len(line)
+
+    def latest_papers(self) -> dict[str, str]:
+        """Paper id -> record hash of the last readable line for each paper: the papers a store whose snapshot is
+        damaged is derived again from (a build appends a paper's line when its text changes, so the last line
+        is the paper as last built)."""
+        out: dict[str, str] = {}
+        for _, obj in self._entries():
+            try:
+                pid = _body(obj)["r"]["id"]
+            except (AttributeError, KeyError, TypeError, ValueError, zlib.error):
+                continue  # a damaged line: that paper is not recovered from it
+            if not isinstance(pid, str):
+                continue
+            out.pop(pid, None)  # kept in the order of their last lines
+            out[pid] = obj["h"]
+        return out
 
     def hashes(self) -> set[str]:
         """Hashes of the records extracted with this extractor version (what a build can re-use)."""
@@ -145,7 +173,7 @@ class ExtractionCache:
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
         changed = False
         try:
-            with open(self.path, "rb") as src, open(tmp, "wb", buffering=1 << 20) as out:
+            with open_regular(self.path) as src, open(tmp, "wb", buffering=1 << 20) as out:
                 for line in src:
                     try:
                         obj = orjson.loads(line)
@@ -180,7 +208,7 @@ class CachedInputs(Mapping[str, PaperInput]):
 
             raise StoreError(f"{cache.path}: extractions for {len(missing)} papers are missing (e.g. {missing[0]}); "
                              f"rebuild from the original input into a new store")
-        self._fh = open(cache.path, "rb") if self.hashes else None  # noqa: SIM115 - closed with the mapping
+        self._fh = open_regular(cache.path) if self.hashes else None  # closed with the mapping
 
     def __getitem__(self, pid: str) -> PaperInput:
         assert self._fh is not None

@@ -15,12 +15,12 @@ from kg.cli.main import json_option
 from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
 from kg.progress import Progress
-from kg.readers import parse_map
+from kg.readers import expand_paths, parse_map
 from kg.resolve import Overrides
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @store_options
 @click.option("--wait", is_flag=True, help="Wait for another build holding the store instead of failing.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -41,10 +41,17 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     Formats, by extension and checked against the content: seed lists (.txt), JSON Lines (.jsonl), JSON (.json:
     kg records, OpenAlex works, Semantic Scholar papers), CSV/TSV with a header row, BibTeX (.bib) and arXiv
     API Atom feeds (.atom, .xml); any of them gzipped (.gz). Re-building the same input changes nothing;
-    building another corpus into the same store merges.
+    building another corpus into the same store merges. Without PATHS, the store is derived again from its
+    extraction log: what puts right a store whose graph or index is damaged.
     """
     cmap = parse_map(column_map) if column_map else None  # a bad --map fails before the store is touched
     overrides = Overrides.read(overrides_file) if overrides_file else None  # so does a bad overrides file
+    if paths:
+        for _ in expand_paths(paths):  # so do a missing path, a FIFO or a device named, a folder of no papers
+            pass
+    elif not _has_log(store_opts):
+        raise InputError(f"name the files or folders of papers to read; without them `kg build` derives a store "
+                         f"again from its extraction log, and {store_opts.label()} has none")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if jobs > cpus:
         click.echo(f"kg: warning: --jobs {jobs} is more than the {cpus} CPUs available; extraction will not "
@@ -57,7 +64,7 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
             s = run_build(paths, store, jobs=jobs, on_progress=bar, column_map=cmap, overrides=overrides)
             if bar:
                 bar.finish()
-        ok = s.read > 0
+        ok = s.read > 0 or not paths
     finally:
         if fresh is not None and not ok:
             _remove_new_store(Path(store_opts.store_dir), fresh)
@@ -80,9 +87,17 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
                                                                           key=lambda kv: -kv[1])))
         click.echo("edges:    " + ", ".join(f"{t} {n}" for t, n in sorted(st.edges_by_type.items(),
                                                                           key=lambda kv: -kv[1])))
-    if s.read == 0:
+    if s.read == 0 and paths:
         raise InputError("no paper could be read from " + ", ".join(paths))
     sys.stdout.flush()
+
+
+def _has_log(opts: StoreOptions) -> bool:
+    """Whether the store keeps an extraction log to derive it from (every kind but the embedded store is
+    asked when it opens)."""
+    if opts.kind != "embedded":
+        return True
+    return (Path(opts.store_dir) / "inputs.jsonl").exists()
 
 
 def _first_missing(path: Path) -> Path | None:

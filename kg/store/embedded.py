@@ -19,13 +19,15 @@ from kg.cache import CachedInputs, ExtractionCache, record_hash
 from kg.embed import default_embedder
 from kg.errors import StoreError
 from kg.extract.pipeline import EXTRACTOR_VERSION
+from kg.files import kind_of, odd_file, open_regular
 from kg.fulltext import FULLTEXT_DIR, FullTextIndex
 from kg.graph import PaperInput, with_dates
 from kg.related import RelatedIndex, TextIndex
+from kg.resolve import OVERRIDES_FILE
 from kg.store import filelock
 from kg.store.base import StoreOptions
 from kg.store.nxreads import NxReads, entity_name_keys, graph_text_index, paper_entity_map
-from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, source_identity, write_snapshot
+from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, rebuild_hint, source_identity, write_snapshot
 
 log = logging.getLogger(__name__)
 FORMAT = "kg-graph"
@@ -104,7 +106,7 @@ def read_graph(fh: BinaryIO, where: str) -> tuple[nx.MultiDiGraph, dict[str, str
 
 def read_papers(path: Path) -> dict[str, str]:
     """The stored papers (id -> input hash) from the first line of ``graph.jsonl``, without reading the graph."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         return dict(_header(fh.readline(), str(path))["papers"])
 
 
@@ -127,8 +129,9 @@ def _older_papers(path: Path) -> dict[str, str] | None:
     if not old.exists():
         return None
     try:
-        obj = orjson.loads(old.read_bytes())
-    except orjson.JSONDecodeError:
+        with open_regular(old) as fh:
+            obj = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):
         return None
     if isinstance(obj, dict) and obj.get("format") == FORMAT and isinstance(obj.get("papers"), dict):
         return obj["papers"]
@@ -159,6 +162,41 @@ def _fsync_dir(path: Path) -> None:
         os.close(dir_fd)
 
 
+class _NewerSnapshot(StoreError):
+    """A snapshot of a format this kg does not know: a build must not overwrite it with an older format."""
+
+
+# What belongs in a store folder, and what to do when something else is in its place.
+_FILES = {
+    SNAPSHOT_FILE: "the store's graph; remove it, then {hint}",
+    INPUTS_FILE: "the store's extraction log; remove it, then build the store again from all its inputs (every "
+                 "paper is extracted again)",
+    GRAPH_FILE: "the graph of a store made by an older kg; remove it, then {hint}",
+    "graph.json": "the graph of a store made by an older kg; remove it, then {hint}",
+    SAVING_FILE: "a mark a build leaves while saving; remove it",
+    OVERRIDES_FILE: "the store's entity-resolution overrides; remove it, then give them again with "
+                    "`kg build --overrides FILE`",
+}
+
+
+def check_folder(path: Path) -> None:
+    """One clear StoreError when the store folder, or a file kg keeps in it, is something else in its place (a
+    FIFO, a device, a directory, a dangling link): reading it would hang, never end, or fail with a traceback.
+    Only ``stat``: nothing is opened."""
+    if os.path.lexists(path) and not path.is_dir():
+        raise StoreError(f"{path} is {odd_file(path) or 'a file'}, not a store folder; name a folder with "
+                         f"--store-dir")
+    for name, why in _FILES.items():
+        what = odd_file(path / name)
+        if what is not None:
+            why = why.format(hint=rebuild_hint(path))
+            raise StoreError(f"{path / name} is {what}, not a regular file: kg keeps {why}")
+    full = path / FULLTEXT_DIR
+    if os.path.lexists(full) and not full.is_dir():
+        raise StoreError(f"{full} is {odd_file(full) or kind_of(os.lstat(full).st_mode)}, not a folder: kg keeps "
+                         f"the store's full-text index there; remove it, then {rebuild_hint(path)}")
+
+
 def _record(sfile: Path, *, verify: bool) -> Snapshot | None:
     """The store's snapshot if it is the store's record of its graph (version 4 on), else None (none there, or
     the copy of ``graph.jsonl`` an older kg wrote, which the legacy reader judges)."""
@@ -175,8 +213,8 @@ def _record(sfile: Path, *, verify: bool) -> Snapshot | None:
     if not snap.is_record:
         return None
     if snap.version not in READABLE:
-        raise StoreError(f"{sfile} is snapshot format version {snap.version}, made by a newer kg; this kg reads "
-                         f"versions {', '.join(map(str, READABLE))}")
+        raise _NewerSnapshot(f"{sfile} is snapshot format version {snap.version}, made by a newer kg; this kg "
+                             f"reads versions {', '.join(map(str, READABLE))}")
     return snap
 
 
@@ -213,21 +251,46 @@ class EmbeddedStore(NxReads):
         self.path = Path(path)
         self.writable = writable
         self._lock_fd: int | None = None
+        check_folder(self.path)
         if writable:
-            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file where a folder of the path belongs, no permission
+                raise StoreError(f"{self.path}: cannot make the store folder ({exc.strerror or exc})") from None
             self._lock(wait)
             self._remove_stale_temporaries()
+        try:
+            self._open(writable)
+        except BaseException:
+            self.close()  # a build refused here must not keep the lock
+            raise
+
+    def _open(self, writable: bool) -> None:
         self.cache = ExtractionCache(self.path / INPUTS_FILE, EXTRACTOR_VERSION)
         self._papers: dict[str, str] = {}
         self._graph: nx.MultiDiGraph | None = None
         self._snapshot: Snapshot | None = None
         self.loaded_from: str | None = None  # "snapshot" or "graph.jsonl", once the graph is read
-        # The snapshot is the record (since version 4); a build only checks and reads its list of papers.
-        self._record = _record(self.path / SNAPSHOT_FILE, verify=not writable)
         self.legacy: str | None = None  # what an older kg left: the next save rewrites it in the current format
+        self.damaged: str | None = None  # why the snapshot cannot be read, when a build derives it again
+        self._fulltext_damage: str | None = None  # why the full-text index cannot be opened, once found
+        # The snapshot is the record (since version 4); a build only checks and reads its list of papers.
+        recovered = False
+        try:
+            self._record = _record(self.path / SNAPSHOT_FILE, verify=not writable)
+            if self._record is not None:
+                self._papers = self._record.papers()
+        except _NewerSnapshot:
+            raise
+        except StoreError as exc:
+            if not writable:
+                raise
+            self._recover(str(exc))
+            recovered = True
         gfile = self.path / GRAPH_FILE
-        if self._record is not None:
-            self._papers = self._record.papers()
+        if recovered:
+            self._graph = nx.MultiDiGraph()  # until the build's graph replaces it
+        elif self._record is not None:
             if writable:  # an upgrade killed after its snapshot was in place left these: a second copy, stale
                 self._remove_older_graph_files()
         elif gfile.exists():
@@ -244,6 +307,20 @@ class EmbeddedStore(NxReads):
         super().__init__(self._graph)
         if not writable:
             self.graph  # noqa: B018 - a served store reads its graph now, so damage shows at start, not mid-request
+
+    def _recover(self, why: str) -> None:
+        """A build into a store whose snapshot cannot be read: its papers are those of the extraction log (the
+        last line of each), and the build derives the graph from them again, as it always does, and saves it
+        over the damaged snapshot. Refused when the log holds no paper, which would leave a store of only this
+        build's papers."""
+        why = why.split("; rebuild the store")[0].split("; remove it")[0]
+        papers = self.cache.latest_papers()
+        if not papers:
+            raise StoreError(f"{why}; its extraction log {self.cache.path} holds no paper to derive the store "
+                             f"from: remove {SNAPSHOT_FILE} and build the store again from all its inputs")
+        self.damaged = why
+        self._record = None
+        self._papers = papers
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -295,7 +372,7 @@ class EmbeddedStore(NxReads):
         if self._papers and not self.writable:  # a writable store is being saved anew (a build, `kg upgrade`)
             log.warning("%s; reading %s instead (slower). The next `kg build` into this store, or `kg upgrade "
                         "--store-dir %s`, saves it in the current format.", why, GRAPH_FILE, self.path)
-        with open(gfile, "rb") as fh:
+        with open_regular(gfile) as fh:
             graph, self._papers = read_graph(fh, str(gfile))
         self.loaded_from = GRAPH_FILE
         return _frozen(nx.freeze(graph))
@@ -356,6 +433,9 @@ class EmbeddedStore(NxReads):
     def load_inputs(self) -> CachedInputs:
         """The stored papers' extractions, read from the log on demand (whatever extractor version made them:
         papers are re-derived from what they were extracted with)."""
+        if self.damaged is not None:  # said here, where a build takes them, not when the store is opened
+            log.warning("%s; deriving the store again from its extraction log (%s papers)", self.damaged,
+                        f"{len(self._papers):,}")
         return CachedInputs(self.cache, self._papers)
 
     def replace_graph(self, graph: nx.MultiDiGraph, inputs: Mapping[str, PaperInput]) -> None:
@@ -371,12 +451,21 @@ class EmbeddedStore(NxReads):
         today's keys (the graph as it is), so opening it no longer makes them afresh."""
         if not self.writable:
             raise StoreError(f"{self.path}: store opened read-only")
+        if self.damaged is not None:
+            raise StoreError(f"{self.damaged}; `kg upgrade` saves a graph as it is, and this one cannot be read: "
+                             f"{rebuild_hint(self.path)}")
         if self.legacy is None:
             compacted = self.cache.compact()
             text = (self._record.header.get("text") if self._record is not None else None) or {}
             current_text = text.get("embedder") == default_embedder().name
-            if self._record is None or (self._record.keys_current and current_text):
+            if self._record is None:
                 return compacted
+            if self._record.keys_current and current_text:
+                if FullTextIndex.current(self.path / FULLTEXT_DIR):
+                    return compacted
+                # written by a kg before the index's checksums: written again (the graph is the same)
+                self._explore()["fulltext"] = self._write_fulltext(self.graph, self._record.identity())
+                return True
             self._save(self.graph, dict(self._papers))
             return True
         if self.legacy == "graph.json":
@@ -413,15 +502,18 @@ class EmbeddedStore(NxReads):
         _fsync_dir(self.path)
         # Written for this snapshot (named by its identity): a kill before it is in place leaves the previous
         # index, which no longer matches and is rebuilt in memory when first used.
-        nodes = graph.nodes
-        fulltext = FullTextIndex.build(((n, d) for n, d in nodes.items() if d.get("label") == "Paper"),
-                                       self.path / FULLTEXT_DIR, identity)
-        self.legacy = None
+        fulltext = self._write_fulltext(graph, identity)
+        self.legacy = self.damaged = self._fulltext_damage = None
         self._papers = papers
         self._record = self._snapshot = None
         self.set_graph(with_dates(graph))  # written as text above; a date for Cypher from here on
         self._related, self._keys, self._text = related, keys, text
         self._explore()["fulltext"] = fulltext
+
+    def _write_fulltext(self, graph: nx.MultiDiGraph, identity: Mapping[str, Any]) -> FullTextIndex:
+        nodes = graph.nodes
+        return FullTextIndex.build(((n, d) for n, d in nodes.items() if d.get("label") == "Paper"),
+                                   self.path / FULLTEXT_DIR, identity)
 
     def _load_fulltext(self) -> FullTextIndex:
         # The index the build wrote, if it was written for this graph; else (a store built by an older kg, or
@@ -429,7 +521,13 @@ class EmbeddedStore(NxReads):
         gfile = self.path / GRAPH_FILE
         identity = (self._record.identity() if self._record is not None
                     else source_identity(gfile) if gfile.exists() else None)
-        opened = FullTextIndex.open(self.path / FULLTEXT_DIR, identity) if identity is not None else None
+        if self._fulltext_damage is not None:  # checked once: not every search reads the whole index again
+            raise StoreError(self._fulltext_damage)
+        try:
+            opened = FullTextIndex.open(self.path / FULLTEXT_DIR, identity) if identity is not None else None
+        except StoreError as exc:
+            self._fulltext_damage = str(exc)
+            raise
         return opened if opened is not None else super()._load_fulltext()
 
     def info(self) -> dict[str, Any]:

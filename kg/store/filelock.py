@@ -8,9 +8,11 @@ import contextlib
 import fcntl
 import logging
 import os
+import stat
 from pathlib import Path
 
-from kg.errors import StoreLockedError
+from kg.errors import StoreError, StoreLockedError
+from kg.files import kind_of
 
 _HELD: set[int] = set()  # lock descriptors this process holds
 
@@ -72,11 +74,38 @@ def _stale_message(store_dir: Path, path: Path, holder: int) -> str:
             f"(or pass --wait)")
 
 
+def _open_lock(path: Path) -> int:
+    """The lock file, opened (made if absent). Anything but a regular file in its place (a directory, a FIFO, a
+    link) is a StoreError: O_NOFOLLOW so a link is never followed (nor its target made), O_NONBLOCK so a FIFO
+    is not waited on."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        try:
+            mode: int | None = os.lstat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is None or stat.S_ISREG(mode):  # no permission, a read-only file system, the folder gone
+            raise StoreError(f"{path}: cannot open the store's write lock ({exc.strerror or exc})") from None
+        what = kind_of(mode) + (f" (-> {os.readlink(path)})" if stat.S_ISLNK(mode) else "")
+        raise StoreError(_odd_lock(path, what)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise StoreError(_odd_lock(path, kind_of(mode)))
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _odd_lock(path: Path, what: str) -> str:
+    return f"{path} is {what}, not the store's lock file; remove it (kg makes it anew) and build again"
+
+
 def acquire(store_dir: Path, name: str, wait: bool) -> int:
     """Lock ``store_dir/name`` for writing; returns the descriptor. StoreLockedError when another live build
     holds it (unless ``wait``)."""
     path = store_dir / name
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = _open_lock(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -35,7 +35,7 @@ def test_lines_are_compressed_and_read_back_as_written(tmp_path: Path) -> None:
     items = inputs(30)
     log.append(items)
     lines = log.path.read_bytes().splitlines()
-    assert len(lines) == 30 and all(set(orjson.loads(x)) == {"h", "v", "z"} for x in lines)
+    assert len(lines) == 30 and all(set(orjson.loads(x)) == {"h", "v", "z", "c"} for x in lines)
     assert b"large language models" not in log.path.read_bytes()
     assert log.load({h for h, _ in items}) == dict(items)
     by_id = CachedInputs(log, {p.record.id: h for h, p in items})
