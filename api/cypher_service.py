@@ -53,7 +53,8 @@ class CypherService:
         return await self.admission.run(
             lambda: store.cypher(query, parameters, max_rows=max_rows, timeout_s=timeout_s))
 
-    async def run_json(self, store: Store, query: str, parameters: dict[str, Any], max_rows: int) -> bytes:
+    async def run_json(self, store: Store, query: str, parameters: dict[str, Any],
+                       max_rows: int) -> bytes | memoryview:
         """``run``'s answer as the JSON of a ``CypherResult`` (``api.safejson.encode_answer``), written off the
         event loop: by the worker, or by the admission's thread that ran the query."""
         if self._store is not store:
