@@ -1,16 +1,25 @@
-"""Load test of `kg serve`: concurrent clients mixing the read endpoints and Cypher, with an optional hostile stream.
+"""Load test of `kg serve`: concurrent clients mixing the read endpoints and Cypher, with optional hostile streams.
 
     python bench/load.py STORE_DIR [--clients 50] [--seconds 60] [--hostile] [--serve-arg=--cypher-workers=2]
+    python bench/load.py STORE_DIR --idle 20000 --big-cypher 1 --big-view 1   # one round with all of them
+    python bench/load.py STORE_DIR --table --seconds 30     # the rounds of issue 33's table, one after another
     python bench/load.py --url http://127.0.0.1:8000 [...]     # a server already running (loopback only)
 
 Starts `kg serve` on 127.0.0.1 (or uses --url, which must be loopback), then runs ``--clients`` keep-alive
 clients for ``--seconds``: each request is /papers/{id}/related, /entities/{name}, /search?q= or a two-hop
-Cypher query, in the proportions of ``MIX`` (or ``--mix``), for papers and names drawn from the whole store
-(or ``--population N`` of each). One more client polls /health every 50 ms. With ``--hostile``, a
+Cypher query (the small Cypher), in the proportions of ``MIX`` (or ``--mix``), for papers and names drawn from the
+whole store (or ``--population N`` of each). One more client polls /health every 50 ms. With ``--hostile``, a
 further client sends ReDoS and memory-bomb Cypher queries back to back (expected answers: 408 or 400; anything
-else is an error). Prints per-endpoint count, p50/p95/p99 in ms and errors, and the server's peak RSS (server
-and its child processes) over its idle RSS. Bounded: fixed duration, one request in flight per client,
-never a host other than loopback.
+else is an error). ``--big-cypher K`` adds K clients looping the largest Cypher answer the limits allow (10,000
+rows of a paper, an edge and an entity, 60 MB on a large store), ``--big-view K`` K clients looping the largest
+views (``/view?top=5000``, and a 2-hop entity view of 5,000 nodes), and ``--idle N`` a separate process holding N
+connections that send no token and never finish a request (a third send nothing, a third part of their headers,
+a third part of a body), from 127.0.0.2 and up (200 an address), each opened again a second after the server
+closes it. ``--table`` runs five rounds of ``--seconds`` each on the one server (50 mixed clients; 20,000 idle
+connections; one big-Cypher client; one big-view client; 50 mixed clients with two big-Cypher clients) and ends
+with a table of each round's /health p99 and small-Cypher p95. Prints per-endpoint count, p50/p95/p99 in ms and
+errors, and the server's peak RSS (server and its child processes) over its idle RSS. Bounded: fixed duration,
+one request in flight per client, never a host other than loopback.
 """
 
 from __future__ import annotations
@@ -42,6 +51,15 @@ HOSTILE = (  # (name, body, statuses that count as a correct answer: an answer i
     ("strbomb", {"query": "WITH reduce(s = 'x', i IN range(1, 22) | s + s) AS s "
                           "RETURN size([x IN range(1, 600) | toUpper(s)])"}, {400, 408}),
 )
+# The largest answer the limits allow: 10,000 rows (the most a request may ask for) of whole nodes and edges.
+BIG_CYPHER = {"query": "MATCH (p:Paper)-[r]->(e) RETURN p, r, e", "max_rows": 10_000}
+BIG_VIEW_NODES = 5000  # the most /view?top= and a view's limit= take
+# --table: (name, clients, idle connections, big-Cypher clients, big-view clients)
+TABLE = (("50 mixed clients", 50, 0, 0, 0), ("20,000 idle connections", 0, 20_000, 0, 0),
+         ("1 client looping the largest Cypher answer", 0, 0, 1, 0),
+         ("1 client looping the largest views", 0, 0, 0, 1),
+         ("50 mixed clients + 2 looping the largest Cypher answer", 50, 0, 2, 0))
+SMALL_CYPHER = "two-hop cypher"
 
 
 class Http:
@@ -130,6 +148,18 @@ def rss_kb(pid: int) -> int:
     return total
 
 
+class Round:
+    """What one round measured: latencies (ms), errors and statuses per endpoint, and what the idle holder saw."""
+
+    def __init__(self) -> None:
+        self.lat: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        self.idle: dict[str, int] = {}
+        self.sizes: dict[str, list[int]] = defaultdict(list)  # bytes of the big answers
+        self.wall = 0.0
+
+
 async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | None) -> None:
     setup = Http(host, port, args.token)
 
@@ -145,22 +175,113 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
 
     papers, entities = await fetch("/papers"), await fetch("/entities")
     await setup.close()
-    paper_ids = [p["id"] for p in papers]
-    names = [e["name"] for e in entities]
-    words = sorted({w for n in names for w in n.split() if len(w) > 3}) or names
-    lat: dict[str, list[float]] = defaultdict(list)
-    errors: dict[str, int] = defaultdict(int)
-    statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    stop = time.monotonic() + args.seconds
+    store = {"paper_ids": [p["id"] for p in papers], "names": [e["name"] for e in entities]}
+    store["words"] = sorted({w for n in store["names"] for w in n.split() if len(w) > 3}) or store["names"]
+    if not args.table:
+        await one_round(args, host, port, server_pid, store, clients=args.clients, idle=args.idle,
+                        big_cypher=args.big_cypher, big_view=args.big_view, hostile=args.hostile)
+        return
+    summary = []
+    for name, clients, idle, big_cypher, big_view in TABLE:
+        print(f"\n### {name}")
+        r = await one_round(args, host, port, server_pid, store, clients=clients, idle=idle, big_cypher=big_cypher,
+                            big_view=big_view, hostile=False)
+        summary.append((name, r))
+    print(f"\n{args.seconds:g} s a round; ms")
+    print("| round | /health p50 / p99 / max | failed | /health, new connection: p99 | failed | small Cypher "
+          "p95 | small Cypher 503 | big answers (p50 ms) | other errors |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for name, r in summary:
+        h, fresh = r.lat["health"], r.lat["health (new connection)"]
+        small = r.lat.get(SMALL_CYPHER, [])
+        n503 = r.statuses[SMALL_CYPHER].get(503, 0) if small else 0
+        big = ", ".join(f"{k} {len(v)} ({pct(v, 50):.0f})" for k, v in sorted(r.lat.items()) if k.startswith("big"))
+        others = sum(e for k, e in r.errors.items() if not k.startswith("health"))
+        print(f"| {name} | {pct(h, 50):.0f} / {pct(h, 99):.0f} / {max(h, default=float('nan')):.0f} | "
+              f"{r.errors['health']} of {len(h)} | {pct(fresh, 99):.0f} | "
+              f"{r.errors['health (new connection)']} of {len(fresh)} | {f'{pct(small, 95):.0f}' if small else ''} | "
+              f"{f'{n503} of {len(small)}' if small else ''} | {big} | {others} |")
+
+
+async def hold_idle_connections(host: str, port: int, n: int, seconds: float) -> None:
+    """``--hold-idle``: keep ``n`` connections open that never finish a request, from 127.0.0.2 and up (200 an
+    address), each opened again a second after the server closes it; print ``ready`` once all were tried, then,
+    after ``seconds``, a JSON line of what was held and closed."""
+    loop = asyncio.get_running_loop()
+    parts = (b"", b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+             b"POST /cypher HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+             b'{"query": "')
+    state = {"open": 0, "closed_by_server": 0, "failed": 0, "opened": 0}
+    stopping = False
+    transports: list[asyncio.BaseTransport] = []
+
+    class Idle(asyncio.Protocol):
+        def __init__(self, slot: int) -> None:
+            self.slot = slot
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            state["open"] += 1
+            state["opened"] += 1
+            transports.append(transport)
+            if parts[self.slot % 3]:
+                transport.write(parts[self.slot % 3])  # type: ignore[attr-defined]
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            state["open"] -= 1
+            if not stopping:
+                state["closed_by_server"] += 1
+                loop.call_later(1.0, lambda: loop.create_task(open_one(self.slot)))
+
+    async def open_one(slot: int) -> None:
+        if stopping:
+            return
+        try:
+            await loop.create_connection(lambda: Idle(slot), host, port,
+                                         local_addr=(f"127.0.{slot // 50_800}.{2 + slot // 200 % 254}", 0))
+        except OSError:
+            state["failed"] += 1
+            loop.call_later(1.0, lambda: loop.create_task(open_one(slot)))
+
+    for start in range(0, n, 500):  # 5,000 a second at most
+        await asyncio.gather(*(open_one(i) for i in range(start, min(n, start + 500))))
+        await asyncio.sleep(0.1)
+    print(f"ready {state['open']}", flush=True)
+    low, high = state["open"], state["open"]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.25)
+        low, high = min(low, state["open"]), max(high, state["open"])
+    stopping = True
+    print(json.dumps({**state, "held_min": low, "held_max": high}), flush=True)
+    for t in transports:
+        t.close()
+
+
+async def one_round(args: argparse.Namespace, host: str, port: int, server_pid: int | None, store: dict,
+                    *, clients: int, idle: int, big_cypher: int, big_view: int, hostile: bool) -> Round:
+    paper_ids, names, words = store["paper_ids"], store["names"], store["words"]
+    r = Round()
+    lat, errors, statuses = r.lat, r.errors, r.statuses
     rng = random.Random(args.seed)
     kinds = [k for k, w in args.mix for _ in range(w)]
     q = urllib.parse.quote
+    holder = None
+    if idle:
+        holder = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--hold-idle", str(idle), "--url", f"http://{host}:{port}",
+            "--seconds", str(args.seconds), stdout=subprocess.PIPE)
+        assert holder.stdout is not None
+        ready = (await holder.stdout.readline()).decode().split()
+        print(f"idle connections: {ready[1] if len(ready) > 1 else '?'} of {idle} open at the start")
+    stop = time.monotonic() + args.seconds
 
     async def timed(http: Http, name: str, method: str, path: str, body: dict | None = None,
                     ok: set[int] = frozenset({200})) -> None:
         t = time.perf_counter()
         try:
-            status, _ = await asyncio.wait_for(http.request(method, path, body), args.request_timeout)
+            status, payload = await asyncio.wait_for(http.request(method, path, body), args.request_timeout)
+            if name.startswith("big"):
+                r.sizes[name].append(len(payload))
         except (TimeoutError, OSError, ConnectionError, ValueError, IndexError):
             status = 0
             await http.close()
@@ -180,7 +301,7 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
             elif kind == "search":
                 await timed(http, kind, "GET", f"/search?q={q(rng.choice(words))}")
             else:
-                await timed(http, "two-hop cypher", "POST", "/cypher",
+                await timed(http, SMALL_CYPHER, "POST", "/cypher",
                             {"query": TWO_HOP, "parameters": {"id": rng.choice(paper_ids)}})
         await http.close()
 
@@ -191,7 +312,16 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
             await asyncio.sleep(0.05)
         await http.close()
 
-    async def hostile() -> None:
+    async def fresh_health() -> None:
+        """/health on a new connection each time, as a client arriving now would: what idle connections that
+        hold every descriptor refuse, where the poller's kept-alive connection would still be answered."""
+        while time.monotonic() < stop:
+            http = Http(host, port, args.token)
+            await timed(http, "health (new connection)", "GET", "/health")
+            await http.close()
+            await asyncio.sleep(0.1)
+
+    async def hostile_client() -> None:
         http = Http(host, port, args.token)
         i = 0
         while time.monotonic() < stop:
@@ -200,28 +330,56 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
             await timed(http, f"hostile {name}", "POST", "/cypher", body, ok)
         await http.close()
 
+    async def big_cypher_client() -> None:
+        http = Http(host, port, args.token)
+        while time.monotonic() < stop:
+            await timed(http, "big cypher", "POST", "/cypher", BIG_CYPHER)
+        await http.close()
+
+    async def big_view_client() -> None:
+        http = Http(host, port, args.token)
+        top = q(names[0], safe="") if names else ""
+        while time.monotonic() < stop:
+            await timed(http, "big view (overview)", "GET", f"/view?top={BIG_VIEW_NODES}")
+            if top:
+                await timed(http, "big view (entity, 2 hops)", "GET",
+                            f"/view/entity/{top}?hops=2&limit={BIG_VIEW_NODES}")
+        await http.close()
+
     peak = [0]
-    idle = rss_kb(server_pid) if server_pid else 0
+    idle_rss = rss_kb(server_pid) if server_pid else 0
 
     async def sample() -> None:
         while time.monotonic() < stop:
             peak[0] = max(peak[0], rss_kb(server_pid))  # type: ignore[arg-type]
             await asyncio.sleep(0.5)
 
-    tasks = [client() for _ in range(args.clients)] + [health()]
-    if args.hostile:
-        tasks.append(hostile())
+    tasks = ([client() for _ in range(clients)] + [health(), fresh_health()]
+             + [big_cypher_client() for _ in range(big_cypher)]
+             + [big_view_client() for _ in range(big_view)])
+    if hostile:
+        tasks.append(hostile_client())
     if server_pid:
         tasks.append(sample())
+    load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     t0, client0 = time.monotonic(), own_cpu_s()
     server0, main0 = (cpu_s(server_pid), cpu_s(server_pid, False)) if server_pid else (0.0, 0.0)
     await asyncio.gather(*tasks)
-    wall = time.monotonic() - t0
+    wall = r.wall = time.monotonic() - t0
     client_cpu = own_cpu_s() - client0
     server_cpu, main_cpu = ((cpu_s(server_pid) - server0, cpu_s(server_pid, False) - main0) if server_pid
                             else (0.0, 0.0))
-    print(f"{args.clients} clients + /health poller{' + hostile stream' if args.hostile else ''}, {wall:.0f} s, "
-          f"loadavg before {args.load_before}")
+    if holder is not None:
+        assert holder.stdout is not None
+        line = await holder.stdout.readline()
+        await holder.wait()
+        r.idle = json.loads(line) if line.strip() else {}
+    extras = [f"{clients} clients", "/health pollers"]
+    extras += [f"{big_cypher} big-Cypher clients"] if big_cypher else []
+    extras += [f"{big_view} big-view clients"] if big_view else []
+    extras += ["hostile stream"] if hostile else []
+    extras += [f"{idle:,} idle connections"] if idle else []
+    print(f"{' + '.join(extras)}, {wall:.0f} s, loadavg before {load_before}")
     print("| endpoint | requests | p50 ms | p95 ms | p99 ms | errors | statuses |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for name in sorted(lat):
@@ -229,6 +387,11 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
         st = ", ".join(f"{s}x{n}" for s, n in sorted(statuses[name].items()))
         print(f"| {name} | {len(xs)} | {pct(xs, 50):.0f} | {pct(xs, 95):.0f} | {pct(xs, 99):.0f} | "
               f"{errors[name]} | {st} |")
+    for name, sizes in sorted(r.sizes.items()):
+        print(f"{name}: {max(sizes) / 1e6:.1f} MB an answer")
+    if r.idle:
+        print(f"idle connections held: {r.idle.get('held_min', 0):,} to {r.idle.get('held_max', 0):,}; the server "
+              f"closed {r.idle.get('closed_by_server', 0):,}, {r.idle.get('failed', 0):,} could not be opened")
     n = sum(len(xs) for xs in lat.values())
     # CPU per request is what bounds the throughput of closed-loop clients on a small machine (Little's law:
     # latency ~ clients x CPU per request / cores), whatever else runs on it.
@@ -237,8 +400,9 @@ async def run(args: argparse.Namespace, host: str, port: int, server_pid: int | 
              f"{main_cpu / n * 1000:.2f} ms)" if server_pid else "")
           + f"; loadavg after {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     if server_pid:
-        print(f"server RSS (with child processes): idle {idle / 1024:.0f} MiB, peak {peak[0] / 1024:.0f} MiB, "
-              f"peak over idle {(peak[0] - idle) / 1024:.0f} MiB")
+        print(f"server RSS (with child processes): idle {idle_rss / 1024:.0f} MiB, peak {peak[0] / 1024:.0f} MiB, "
+              f"peak over idle {(peak[0] - idle_rss) / 1024:.0f} MiB")
+    return r
 
 
 def parse_mix(text: str) -> tuple[tuple[str, int], ...]:
@@ -274,12 +438,30 @@ def main() -> None:
                     help="the request mix as weights, e.g. related=30,entity=30,search=40 (default: "
                          + ",".join(f"{k}={w}" for k, w in MIX) + "); cypher=0 leaves Cypher out, so no client "
                          "waits in its queue and all of them load the light endpoints")
+    ap.add_argument("--big-cypher", type=int, default=0, metavar="K",
+                    help="add K clients looping the largest Cypher answer the limits allow")
+    ap.add_argument("--big-view", type=int, default=0, metavar="K",
+                    help="add K clients looping the largest views (5,000 nodes)")
+    ap.add_argument("--idle", type=int, default=0, metavar="N",
+                    help="hold N connections that send no token and never finish a request (another process)")
+    ap.add_argument("--table", action="store_true",
+                    help="run five rounds (mixed; idle; big Cypher; big views; mixed with big Cypher) and "
+                         "summarise them")
+    ap.add_argument("--hold-idle", type=int, default=0, help=argparse.SUPPRESS)  # the --idle process
     ap.add_argument("--serve-arg", action="append", default=[], help="extra argument for `kg serve` (repeatable)")
     args = ap.parse_args()
     args.token = os.environ.get("KG_API_TOKEN")
-    args.load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    if not 0 <= args.clients <= 500 or not 0 < args.seconds <= 600:
-        sys.exit("--clients must be 0..500 and --seconds 0..600")
+    if not 0 <= args.clients <= 500 or not 0 < args.seconds <= 600 or not 0 <= args.idle <= 100_000 or not (
+            0 <= args.big_cypher <= 16 and 0 <= args.big_view <= 16):
+        sys.exit("--clients must be 0..500, --seconds 0..600, --idle 0..100000, --big-cypher and --big-view 0..16")
+    if args.hold_idle:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # a descriptor a connection
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        u = urllib.parse.urlsplit(args.url or "")
+        if u.hostname != "127.0.0.1" or not u.port:
+            sys.exit("--hold-idle needs --url http://127.0.0.1:PORT")
+        asyncio.run(hold_idle_connections(u.hostname, u.port, args.hold_idle, args.seconds))
+        return
     proc = None
     if args.url:
         u = urllib.parse.urlsplit(args.url)
@@ -291,16 +473,19 @@ def main() -> None:
         proc = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--store-dir", args.store, "--host", host,
                                  "--port", str(port), "--log-level", "warning", *args.serve_arg])
         deadline = time.monotonic() + 300
+        auth = {"Authorization": f"Bearer {args.token}"} if args.token else {}
         while True:
             try:
-                urllib.request.urlopen(f"http://{host}:{port}/health", timeout=5).read()
+                urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/health", headers=auth),
+                                       timeout=5).read()
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     sys.exit("kg serve did not start")
                 time.sleep(0.2)
         # Warm the lazily built indexes, so the figures are of a running server, not of its first calls.
-        urllib.request.urlopen(f"http://{host}:{port}/search?q=graph", timeout=300).read()
+        urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/search?q=graph", headers=auth),
+                               timeout=300).read()
         time.sleep(1.0)
     else:
         sys.exit("give a STORE_DIR or --url")
