@@ -74,6 +74,7 @@ def _health_beside(url: str) -> list[float]:
     return took if _p99(took) < HEALTH_P99_S else _poll_health(url, 300, 0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="POSIX: Cypher worker processes")
 def test_health_stays_fast_while_a_client_loops_the_largest_cypher_answer(seeds_store_dir: Path) -> None:
     import json
@@ -140,6 +141,7 @@ def big_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "store"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="POSIX")
 def test_health_stays_fast_while_a_client_loops_the_largest_views(big_store_dir: Path) -> None:
     proc, url = start_server(big_store_dir)

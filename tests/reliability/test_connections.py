@@ -116,6 +116,7 @@ def _health_ok(url: str, n: int) -> list[float]:
     return took
 
 
+@pytest.mark.slow
 def test_idle_connections_cannot_starve_an_authenticated_request(seeds_store_dir: Path,
                                                                  many_descriptors: None) -> None:
     # A descriptor limit of 1,024 (a common default): the server can hold about 900 connections. 2,400 slow
@@ -151,6 +152,7 @@ def test_idle_connections_cannot_starve_an_authenticated_request(seeds_store_dir
     assert "Traceback" not in err, err[-3000:]
 
 
+@pytest.mark.slow
 def test_slow_requests_are_closed_at_their_deadlines(seeds_store_dir: Path) -> None:
     proc, url = _serve(seeds_store_dir, "--header-timeout", "1", "--body-timeout", "1.5", "--keep-alive", "1")
     port = int(url.rsplit(":", 1)[1])
