@@ -22,6 +22,7 @@ def upgrade(store_dir: str) -> None:
 
     from kg.errors import InputError
     from kg.store.embedded import GRAPH_FILE, OLDER_GRAPH_FILES, SNAPSHOT_FILE, EmbeddedStore
+    from kg.store.snapshot import VERSION
 
     if not any((Path(store_dir) / f).exists() for f in (SNAPSHOT_FILE, *OLDER_GRAPH_FILES)):
         raise InputError(f"{store_dir}: no kg store here (no {SNAPSHOT_FILE} or {GRAPH_FILE}); nothing to upgrade")
@@ -29,4 +30,5 @@ def upgrade(store_dir: str) -> None:
         if not store.upgrade():
             click.echo(f"{store_dir}: already in the current format")
             return
-    click.echo(f"{store_dir}: upgraded to the current format (graph.snapshot alone, the extraction log compressed)")
+    click.echo(f"{store_dir}: upgraded to the current format (snapshot format {VERSION}, its full-text index "
+               f"checksummed, the extraction log compressed)")

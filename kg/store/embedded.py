@@ -28,6 +28,7 @@ from kg.store import filelock
 from kg.store.base import StoreOptions
 from kg.store.nxreads import NxReads, entity_name_keys, graph_text_index, paper_entity_map
 from kg.store.snapshot import READABLE, SNAPSHOT_FILE, Snapshot, rebuild_hint, source_identity, write_snapshot
+from kg.store.snapshot import VERSION as SNAPSHOT_VERSION
 
 log = logging.getLogger(__name__)
 FORMAT = "kg-graph"
@@ -460,7 +461,7 @@ class EmbeddedStore(NxReads):
             current_text = text.get("embedder") == default_embedder().name
             if self._record is None:
                 return compacted
-            if self._record.keys_current and current_text:
+            if self._record.keys_current and current_text and self._record.version == SNAPSHOT_VERSION:
                 if FullTextIndex.current(self.path / FULLTEXT_DIR):
                     return compacted
                 # written by a kg before the index's checksums: written again (the graph is the same)

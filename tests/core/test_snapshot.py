@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import random
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import zlib
 from pathlib import Path
 
+import orjson
 import pytest
 from test_extraction_log import plain  # tests/core is on sys.path (rootdir-relative imports)
 
@@ -298,3 +300,26 @@ def test_a_flipped_header_byte_is_damage_never_a_wrong_answer(seeds_store_dir: P
     f.write_bytes(bytes(data))
     with pytest.raises(StoreError, match="damaged snapshot header"):
         Snapshot(f)
+
+
+def _as_version_4(f: Path) -> None:
+    """Rewrite a snapshot as kg wrote format 4: the same sections under a marshal header, no payload record."""
+    data = f.read_bytes()
+    hlen = int.from_bytes(data[-16:-8], "little")
+    header = orjson.loads(data[-20 - hlen : -20])
+    del header["payload"]
+    header["version"] = 4
+    raw = marshal.dumps(header, 4)
+    f.write_bytes(data[: -20 - hlen] + raw + len(raw).to_bytes(8, "little") + b"KGSNAP\r\n")
+
+
+def test_a_format_4_snapshot_is_read_and_kg_upgrade_writes_format_5(seeds_store_dir: Path, tmp_path: Path) -> None:
+    f = _copy_store(seeds_store_dir, tmp_path / "s")
+    _as_version_4(f)
+    assert Snapshot(f).version == 4
+    want = EmbeddedStore(seeds_store_dir).stats()
+    assert EmbeddedStore(tmp_path / "s").stats() == want
+    code, out, err = run_kg("upgrade", "--store-dir", str(tmp_path / "s"))
+    assert code == 0 and "upgraded to the current format (snapshot format 5" in out, err
+    assert Snapshot(f).version == VERSION == 5 and "payload" in Snapshot(f).header
+    assert EmbeddedStore(tmp_path / "s").stats() == want
