@@ -133,8 +133,7 @@ class Snapshot:
             wrote = f"Python {payload.get('python')} ({payload.get('encoding')} {payload.get('marshal_version')})" \
                 if isinstance(payload, dict) else repr(payload)
             raise StoreError(f"{path} was written by {wrote}; this kg runs Python {PAYLOAD['python']}, which may "
-                             f"read it differently. Remove {path.name} and build the store again from its "
-                             f"inputs: its extraction log is kept, so nothing is extracted again")
+                             f"read it differently; {rebuild_hint(path.parent)}")
         return header, raw
 
     def _verify(self, names: Iterable[str] | None = None) -> None:

@@ -287,8 +287,12 @@ def test_another_pythons_snapshot_is_refused_with_how_to_rebuild(seeds_store_dir
     data = data[: -20] + zlib.crc32(header).to_bytes(4, "little") + data[-16:]
     f.write_bytes(data)
     with pytest.raises(StoreError, match=r"was written by Python 2\.7 \(marshal 4\); this kg runs Python 3\.\d+, "
-                       r"which may read it differently. Remove graph.snapshot and build the store again"):
+                       r"which may read it differently; rebuild the store: `kg build --store-dir .*` derives it "
+                       r"again from its extraction log"):
         Snapshot(f)
+    code, out, err = run_kg("build", "--store-dir", str(f.parent))  # which reads the papers from the log
+    assert code == 0 and "read 0 papers" in out and "57 papers" in out, err
+    assert Snapshot(f).header["payload"]["python"] == "{}.{}".format(*sys.version_info[:2])
 
 
 @pytest.mark.parametrize("back", [21, 100, 1347])
