@@ -17,6 +17,7 @@ from kg.extract.rules import strong_type
 from kg.extract.types import Extraction, Mention
 from kg.readers import PaperRecord
 from kg.related import PaperSimilarity, RelatedIndex, TextIndex, TfidfBuilder
+from kg.reported import RESULT_EDGES, RESULT_LABEL, SlotLinks, parse_value, result_name, with_result_mentions
 from kg.resolve import Overrides, Resolver
 from kg.titles import TitleBook
 
@@ -100,8 +101,12 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     def plist() -> Iterator[PaperInput]:
         return (papers[pid] for pid in ids)
 
+    def extended(p: PaperInput) -> tuple[Extraction, list[SlotLinks]]:
+        """The paper's extraction with a mention for each result slot no mention names (kg.reported)."""
+        return with_result_mentions(p.extraction, p.record.abstract)
+
     if resolver is None:
-        resolver = Resolver(((p.record.id, p.extraction) for p in plist()), overrides)
+        resolver = Resolver(((p.record.id, extended(p)[0]) for p in plist()), overrides)
     g = nx.MultiDiGraph()
 
     # Pass 1: resolve every mention, count types, surfaces and papers per canonical key.
@@ -113,7 +118,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     why: dict[str, dict[str, str]] = defaultdict(dict)  # node key -> form -> why it joined (first paper's reason)
     for p in plist():
         keys = []
-        for m, res in zip(p.extraction.entities, resolver.resolve(p.extraction), strict=True):
+        ext = extended(p)[0]
+        for m, res in zip(ext.entities, resolver.resolve(ext), strict=True):
             # A mention with math in it ("alpha^2", "Y_{1") is a formula fragment, not a thing to link.
             k = "" if res is None or _MATH.search(m.text) else res.key
             keys.append(k)
@@ -165,7 +171,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
     titles = TitleBook()  # ids in order, so the same papers get the same labels
     texts = TextIndexBuilder(len(ids), embeddings)
     for p, keys in zip(plist(), resolved, strict=True):
-        r, ext = p.record, p.extraction
+        r = p.record
+        ext, slots = extended(p)
         texts.add(r.id, r)
         title = titles.take(r.title) if r.title else titles.label(r.id, r.abstract, ext)
         g.add_node(r.id, label="Paper", id=r.id, name=title, title=title, abstract=r.abstract, year=r.year,
@@ -201,6 +208,8 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
             g.add_edge(ents[hk]["id"], ents[tk]["id"], key=f"{rel.type}|{r.id}", type=rel.type, paper_id=r.id,
                        sentence=sent_text[sent] if sent_text else "", start=min(h.start, t.start),
                        end=max(h.end, t.end))
+        if ext.results:
+            _add_results(g, r, ext, slots, keys, ents, sent_text)
         for name in r.authors:
             aid = _slug("author:", name)
             if aid not in g:
@@ -223,6 +232,46 @@ def derive_graph(papers: Mapping[str, PaperInput] | Iterable[PaperInput], *,
                        word_similarity=lexical, shared=sim.specific(shared)[:5])
     text.release()
     return g
+
+
+def _add_results(g: nx.MultiDiGraph, r: PaperRecord, ext: Extraction, slots: list[SlotLinks], keys: list[str],
+                 ents: Mapping[str, Mapping[str, object]], sent_text: list[str]) -> None:
+    """The paper's reported results: a Result node each, ``(:Paper)-[:REPORTS]->(:Result)`` and the result's
+    edges to the entities naming its system, dataset and metric. A result that names no system is the paper's
+    one proposed entity's, when it proposes exactly one."""
+    def entity_of(i: int | None) -> str | None:
+        return str(ents[keys[i]]["id"]) if i is not None and keys[i] in ents else None
+
+    proposed = {str(ents[k]["id"]) for m, k in zip(ext.entities, keys, strict=True) if m.proposed and k in ents}
+    text = r.abstract
+    for n, (res, links) in enumerate(zip(ext.results, slots, strict=True)):
+        if not 0 <= res.start < res.end <= len(text):
+            continue
+        rid = f"result:{r.id}:{n}"
+        written = text[res.start : res.end]
+        value, unit = parse_value(written)
+        said = {slot: text[span[0] : span[1]] for slot, span in
+                (("system", res.system), ("dataset", res.dataset), ("metric", res.metric)) if span is not None}
+        attrs: dict[str, object] = {
+            "label": RESULT_LABEL, "id": rid,
+            "name": result_name(written, said.get("metric"), said.get("system"), said.get("dataset")),
+            "text": written, "unit": unit, "kind": res.kind, **said,
+            "sentence": sent_text[res.sent] if 0 <= res.sent < len(sent_text) else "",
+            "start": res.start, "end": res.end, "paper": r.id}
+        if value is not None:  # absent rather than null, as Neo4j holds it
+            attrs["value"] = value
+        if r.year is not None:
+            attrs["year"] = r.year
+        g.add_node(rid, **attrs)
+        g.add_edge(r.id, rid, key="REPORTS", type="REPORTS", paper_id=r.id)
+        system = entity_of(links.system)
+        if system is None and res.system is None and len(proposed) == 1:
+            system = next(iter(proposed))
+        for slot, target in (("system", system), ("dataset", entity_of(links.dataset)),
+                             ("metric", entity_of(links.metric))):
+            if target is not None:
+                edge = RESULT_EDGES[slot]
+                g.add_edge(rid, target, key=edge, type=edge, paper_id=r.id)
 
 
 class TextIndexBuilder:

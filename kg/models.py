@@ -133,6 +133,7 @@ class Stats(_Model):
     edges_by_type: dict[str, int]
     authors: int = 0
     venues: int = 0
+    results: int = 0  # reported results (Result nodes, issue 34)
 
 
 class CypherResult(_Model):
@@ -227,4 +228,40 @@ class Landscape(_Model):
     columns: list[LandscapeAxis]  # datasets (for a task) or tasks (for a dataset)
     metrics: list[LandscapeAxis]
     cells: list[LandscapeCell]
+    note: str = ""
+
+
+# -- leaderboards (issue 34): a dataset's reported results, ranked per metric -------------------------------
+class LeaderboardRow(_Model):
+    rank: int | None  # 1 = best in the metric's direction (equal values share a rank); None in an unranked group
+    value: float | None  # the number parsed from ``text``
+    text: str  # the value as the abstract writes it: "92.3%", "0.412", "3.2×"
+    system: str | None  # as the abstract names it, else the linked entity's name (the paper's proposed one)
+    system_id: str | None  # the system's entity, when linked
+    metric: str | None  # the metric as this paper writes it
+    paper_id: str
+    paper_title: str
+    year: int | None = None
+    sentence: str  # the sentence stating the value
+    result_id: str  # the Result node
+    results: int = 1  # this paper's results for this system in the group; the row shows its best
+
+
+class LeaderboardGroup(_Model):
+    metric: str | None  # the metric entity's name (else the metric as written; None: the abstracts name none)
+    metric_id: str | None
+    kind: Literal["score", "gain"]
+    unit: Literal["percent", "ratio", "number"]
+    direction: Literal["higher", "lower"] | None  # which way is better; None: unknown, listed unranked
+    ranked: bool
+    total: int  # rows (papers and systems) before the limit
+    rows: list[LeaderboardRow]
+
+
+class Leaderboard(_Model):
+    dataset: EntityRef
+    kind: Literal["score", "gain"]
+    metric: str | None = None  # the --metric / ?metric= filter
+    results: dict[str, int]  # all results on the dataset, by kind
+    groups: list[LeaderboardGroup]  # one per metric, kind and unit: never ranked together
     note: str = ""

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 
 from kg.graph import ENTITY_LABELS, PAPER_EDGE_TYPES
+from kg.reported import RESULT_LABEL
 
 ENTITY_LABEL_NAMES = tuple(ENTITY_LABELS.values())
-LABELS = ("Paper", *ENTITY_LABEL_NAMES, "Author", "Venue")
+LABELS = ("Paper", *ENTITY_LABEL_NAMES, "Author", "Venue", RESULT_LABEL)
 INPUT_PROP = "_input"  # a Paper's record and extraction (JSON), kept so later builds can re-derive
 EMBEDDING_PROP = "_embedding"  # a Paper's embedding (kg.embed), for related papers and search by meaning
 EMBEDDER_PROP = "_embedder"  # the embedder that made it: another one's vectors are never compared with this one's

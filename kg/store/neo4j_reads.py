@@ -47,6 +47,7 @@ from kg.models import (
 )
 from kg.readers import PaperRecord
 from kg.related import PaperSimilarity, RelatedIndex, TextIndex
+from kg.reported import RESULT_LABEL
 from kg.semantic import dense_matches, fuse
 from kg.store import neo4j_queries as Q
 from kg.store.base import Store
@@ -233,7 +234,7 @@ class BoltReads(Store):
                      edges=sum(edges.values()),
                      entities_by_type={LABEL_TYPES[lab]: labels[lab] for lab in entity_labels if labels.get(lab)},
                      edges_by_type=dict(sorted(edges.items())), authors=labels.get("Author", 0),
-                     venues=labels.get("Venue", 0))
+                     venues=labels.get("Venue", 0), results=labels.get(RESULT_LABEL, 0))
 
     def get_paper(self, paper_id: str) -> PaperDetail:
         g = self._node_graph(paper_id, "Paper")

@@ -37,12 +37,16 @@ from kg.models import (
     Stats,
 )
 from kg.related import PaperSimilarity, RelatedIndex, TextIndex
+from kg.reported import RESULT_EDGE_TYPES, RESULT_LABEL
 from kg.search import NameIndex, lcs_length
 from kg.semantic import best_sentences, dense_matches, fuse
 from kg.store.base import Store
 from kg.store.explore_reads import ExploreReads
 
 _ENTITY_LABEL_SET = set(ENTITY_LABELS.values())
+# Nodes a neighbourhood view leaves out: authors and venues, and reported results (a dataset's leaderboard shows
+# those; hundreds of them would crowd its papers and entities out of the view).
+_NOT_IN_VIEWS = ("Author", "Venue", RESULT_LABEL)
 PAPER_RERANK = 50  # papers fetched past the limit, so the entity bonus can lift one into it
 # An entity's detail walks its papers' edges, decoded from the snapshot on first touch: up to 0.1 ms a paper
 # (an entity of 1,476 papers took 0.16 s at 83k the first time); past this many the read is not light and a
@@ -276,7 +280,7 @@ class NxReads(ExploreReads, Store):
                      entities_by_type={LABEL_TYPES[lab]: labels[lab] for lab in ENTITY_LABELS.values()
                                        if labels.get(lab)},
                      edges_by_type=dict(sorted(edges.items())), authors=labels.get("Author", 0),
-                     venues=labels.get("Venue", 0))
+                     venues=labels.get("Venue", 0), results=labels.get(RESULT_LABEL, 0))
 
     def get_paper(self, paper_id: str) -> PaperDetail:
         d = self._node(paper_id, "Paper", "paper")
@@ -307,7 +311,7 @@ class NxReads(ExploreReads, Store):
         for u, _, e in self.graph.in_edges(entity_id, data=True):
             if e["type"] in PAPER_EDGE_TYPES:
                 paper_edges.append((e["type"] != "PROPOSES", -(nodes[u].get("year") or 0), u, e))
-            else:
+            elif e["type"] not in RESULT_EDGE_TYPES:  # a result is no neighbour: kg leaderboard lists them
                 grouped[(u, e["type"], "in")].append(e)
         for _, v, e in self.graph.out_edges(entity_id, data=True):
             grouped[(v, e["type"], "out")].append(e)
@@ -562,7 +566,7 @@ class NxReads(ExploreReads, Store):
                          note=note)
 
     def neighbourhood(self, node_id: str, *, hops: int = 1, limit: int = 200) -> GraphView:
-        if node_id not in self.graph or self.graph.nodes[node_id]["label"] in ("Author", "Venue"):
+        if node_id not in self.graph or self.graph.nodes[node_id]["label"] in _NOT_IN_VIEWS:
             raise NotFoundError(f"no paper or entity with id '{node_id}'")
         seen = {node_id}
         frontier = [node_id]
@@ -572,7 +576,7 @@ class NxReads(ExploreReads, Store):
             for n in frontier:
                 nbrs = set(self.graph.successors(n)) | set(self.graph.predecessors(n))
                 for m in sorted(nbrs, key=lambda m: (-self.graph.nodes[m].get("paper_count", 1), m)):
-                    if m in seen or self.graph.nodes[m]["label"] in ("Author", "Venue"):
+                    if m in seen or self.graph.nodes[m]["label"] in _NOT_IN_VIEWS:
                         continue
                     total += 1
                     if len(seen) < limit:
