@@ -37,6 +37,7 @@ COMMANDS = {
     "upgrade": "kg.cli.upgrade:upgrade",
     "trends": "kg.cli.explore:trends",
     "landscape": "kg.cli.explore:landscape",
+    "leaderboard": "kg.cli.leaderboard:leaderboard_cmd",
 }
 
 # Modules a command imports only once it runs: checked before it starts, so that a missing one is named at once

@@ -97,6 +97,8 @@ def stats(store_opts: StoreOptions, as_json: bool) -> None:
         return _json(st)
     click.echo(f"papers    {st.papers}\nentities  {st.entities}\nedges     {st.edges}\n"
                f"authors   {st.authors}\nvenues    {st.venues}")
+    if st.results:  # reported results (kg leaderboard); a store built before issue 34 has none
+        click.echo(f"results   {st.results}")
     click.echo("\nentities by type")
     for t, n in sorted(st.entities_by_type.items(), key=lambda kv: -kv[1]):
         click.echo(f"  {t:<14}{n:>8}")

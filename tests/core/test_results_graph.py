@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from results_corpus import results_inputs
 
@@ -174,3 +176,49 @@ def test_one_row_per_paper_and_system_ties_share_a_rank_and_units_never_mix() ->
                               kind="gain")
     assert [(r.rank, r.system) for r in gains.groups[0].rows] == [(None, "B"), (None, "A")]
     assert not gains.groups[0].ranked and "not ranked" in gains.note
+
+
+# -- kg leaderboard -----------------------------------------------------------------------------------------------
+def _kg(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from kg.cli.main import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_kg_leaderboard_prints_a_table_per_metric(reads, capsys) -> None:
+    code, out, err = _kg(capsys, "leaderboard", "GSM8K", "--store-dir", str(reads.path))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "GSM8K  [dataset, gsm8k] · 7 scores"
+    assert "accuracy · score in percent · higher is better · 4 rows" in lines
+    assert "error rate · score in percent · lower is better · 1 row" in lines
+    assert "NoveltyScore · score in number · direction unknown, not ranked · 1 row" in lines
+    header = lines.index("accuracy · score in percent · higher is better · 4 rows") + 1
+    assert lines[header].split() == ["rank", "value", "system", "year", "paper", "title", "sentence"]
+    assert lines[header + 2].split()[:5] == ["1", "94.1%", "TinyMath", "2025", "kg2025b"]
+    assert "Our model reaches 94.1% accuracy on GSM8K" in lines[header + 2]
+    assert err.strip() == "7 rows in 4 groups"
+    code, out, err = _kg(capsys, "leaderboard", "GSM8K", "--metric", "accuracy", "--limit", "1", "--json",
+                         "--store-dir", str(reads.path))
+    data = json.loads(out)
+    assert code == 0 and [g["metric"] for g in data["groups"]] == ["accuracy"]
+    assert data["groups"][0]["total"] == 4 and [r["text"] for r in data["groups"][0]["rows"]] == ["94.1%"]
+    row = data["groups"][0]["rows"][0]
+    assert {"year", "paper_id", "paper_title", "system", "text", "value", "sentence"} <= row.keys()
+
+
+def test_kg_leaderboard_unknown_names_are_one_line(reads, capsys) -> None:
+    code, out, err = _kg(capsys, "leaderboard", "GSM9K", "--store-dir", str(reads.path))
+    assert (code, out) == (2, "")
+    assert err.strip() == "kg: no entity with id, name or alias 'GSM9K'; did you mean: GSM8K?"
+    code, out, err = _kg(capsys, "leaderboard", "GSM8K", "--metric", "BLEU", "--store-dir", str(reads.path))
+    assert code == 2 and err.strip().startswith("kg: no score results on GSM8K in metric 'BLEU'; its metrics: ")
+    code, out, err = _kg(capsys, "leaderboard", "GSM8K", "--kind", "gain", "--store-dir", str(reads.path))
+    assert code == 0 and "no gain results on GSM8K; 7 scores" in err
+
+
+def test_kg_stats_counts_results(reads, capsys) -> None:
+    code, out, _ = _kg(capsys, "stats", "--store-dir", str(reads.path))
+    assert code == 0 and "results   10" in out.splitlines() and "  REPORTS             10" in out.splitlines()
