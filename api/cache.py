@@ -15,7 +15,7 @@ from kg.store.base import Store
 
 # The store's JSON reads. Not /health (it reports the server, not the store), /cypher (POST; the pool
 # bounds it), the docs, or the HTML views (another owner; some set cookies).
-CACHED_PREFIXES = ("/papers", "/entities", "/search", "/stats", "/trends")
+CACHED_PREFIXES = ("/papers", "/entities", "/search", "/stats", "/trends", "/leaderboards")
 MAX_ENTRY_BYTES = 1 << 20  # one very large answer (a hub entity with paper_limit=1000) must not evict the rest
 # A response whose headers say any of these depends on more than the URL; never cached.
 _PRIVATE = (b"set-cookie", b"vary", b"cache-control")

@@ -13,7 +13,7 @@ from api import errors
 from api.cache import ResponseCache
 from api.cypher_service import CypherService
 from api.middleware import BodyLimit, TokenAuth, redact_access_log
-from api.routes import cypher, entities, explore, meta, papers, search
+from api.routes import cypher, entities, explore, leaderboards, meta, papers, search
 from api.settings import Settings
 from kg import __version__
 from kg.store import open_store as open_store_kind
@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
         app.add_middleware(TokenAuth, token=settings.token)
     # Outermost: whatever escapes every handler is a JSON 500 logged without the request (api.errors).
     app.add_middleware(errors.CatchAll)
-    for module in (papers, explore, entities, search, cypher, meta):  # explore's /entities/{id}/... first
+    for module in (papers, explore, entities, leaderboards, search, cypher, meta):  # explore's /entities/{id}/... first
         app.include_router(module.router)
     # HTML views live in their own module (another owner); served when present.
     if importlib.util.find_spec("api.routes.views") is not None:
