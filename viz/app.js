@@ -256,6 +256,55 @@
   }
   if (data.timeline) drawTimeline(data.timeline);
 
+  // -- a dataset's leaderboards (issue 34): a table per metric, each row's sentence a click away, and a chart of
+  // the values over the years --
+  function drawLeaderboard(lb) {
+    const box = $("kg-leaderboard");
+    if (!lb.groups.length || !window.kgCharts) return;
+    box.appendChild(el("div", "kg-timeline-title", "Reported results (" + lb.kind + "s)"));
+    for (const g of lb.groups) {
+      const sec = el("section", "kg-lb-group");
+      const how = g.ranked ? g.direction + " is better" : g.kind === "gain" ? "not ranked: each against its own baseline"
+        : "direction unknown, not ranked";
+      sec.appendChild(el("div", "kg-lb-metric", (g.metric || "(metric not named)") + " · " + g.unit));
+      sec.appendChild(el("div", "kg-lb-how", how + " · " + plural(g.total, "row")));
+      const table = el("table", "kg-lb-table");
+      const head = el("tr");
+      for (const h of ["#", "value", "system", "year"]) head.appendChild(el("th", null, h));
+      table.appendChild(el("thead")).appendChild(head);
+      const body = table.appendChild(el("tbody"));
+      for (const r of g.rows) {
+        const tr = el("tr", "kg-lb-row");
+        tr.title = r.sentence;
+        tr.appendChild(el("td", "kg-lb-rank", r.rank === null ? "–" : r.rank));
+        tr.appendChild(el("td", "kg-lb-value", r.text));
+        const sys = el("td", "kg-lb-system");
+        const det = el("details");
+        det.appendChild(el("summary", null, r.system || "(unnamed)"));
+        det.appendChild(el("blockquote", "kg-lb-sentence", r.sentence));
+        const url = data.link_base ? new URL(data.link_base.replace(/\/+$/, "") + "/paper/" + encodeURIComponent(r.paper_id),
+          location.href) : null;
+        const paper = el(url ? "a" : "span", "kg-lb-paper", r.paper_title);
+        if (url) paper.href = url.href;
+        det.appendChild(paper);
+        sys.appendChild(det);
+        tr.appendChild(sys);
+        tr.appendChild(el("td", "kg-lb-year", r.year === null ? "" : r.year));
+        body.appendChild(tr);
+      }
+      sec.appendChild(table);
+      const points = g.rows.filter((r) => r.year !== null && r.value !== null).map((r) => ({
+        x: r.year, y: r.value, label: (r.system || "(unnamed)") + ", " + r.year + ": " + r.text + " — " + r.sentence }));
+      if (points.length > 1) {  // one value is no trend: the table says it
+        sec.appendChild(window.kgCharts.scatter(points, {
+          title: (g.metric || "values") + " over time", better: g.ranked ? g.direction : null,
+          format: (v) => String(Math.round(v * 1000) / 1000) + (g.unit === "percent" ? "%" : g.unit === "ratio" ? "×" : "") }));
+      }
+      box.appendChild(sec);
+    }
+  }
+  if (data.leaderboard) drawLeaderboard(data.leaderboard);
+
   // -- a paper's related papers, each with why: the specific things both have, and how alike the texts are --
   function drawRelated(items) {
     const box = $("kg-related");

@@ -64,5 +64,40 @@
     return svg;
   }
 
-  window.kgCharts = { bars: bars, spark: spark, el: el, plural: plural };
+  // Values over time: one dot per point ({x: year, y: value, label}), the x axis from the first to the last year,
+  // the y axis from the lowest to the highest value (`better` "higher" or "lower" marks which end is better).
+  function scatter(points, opts) {
+    const o = Object.assign({ width: 260, height: 110, color: "#59a14f", title: "values over time", better: null,
+                              format: (v) => String(v) }, opts || {});
+    const pad = { l: 4, r: 4, t: 12, b: 16 };
+    const svg = node("svg", { width: o.width, height: o.height, viewBox: "0 0 " + o.width + " " + o.height,
+                              class: "kg-chart kg-scatter", role: "img" });
+    svg.appendChild(node("title", {}, o.title));
+    const pts = points.filter((p) => typeof p.x === "number" && typeof p.y === "number" && isFinite(p.y));
+    if (!pts.length) return svg;
+    const xs = pts.map((p) => p.x), ys = pts.map((p) => p.y);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    const w = o.width - pad.l - pad.r, h = o.height - pad.t - pad.b;
+    const px = (x) => pad.l + 6 + (x1 === x0 ? (w - 12) / 2 : ((x - x0) * (w - 12)) / (x1 - x0));
+    const py = (y) => pad.t + (y1 === y0 ? h / 2 : h - ((y - y0) * h) / (y1 - y0));
+    svg.appendChild(node("line", { x1: pad.l, x2: o.width - pad.r, y1: pad.t + h + 0.5, y2: pad.t + h + 0.5,
+                                   stroke: "#d0d7de" }));
+    for (const p of pts) {
+      const c = node("circle", { cx: px(p.x).toFixed(1), cy: py(p.y).toFixed(1), r: 3.5, fill: o.color,
+                                 "fill-opacity": 0.75, class: "kg-dot" });
+      c.appendChild(node("title", {}, p.label));
+      svg.appendChild(c);
+    }
+    const top = o.format(y1) + (o.better === "higher" ? " (better)" : ""), bottom = o.format(y0) +
+      (o.better === "lower" ? " (better)" : "");
+    svg.appendChild(node("text", { x: pad.l, y: pad.t - 2, class: "kg-tick" }, top));
+    if (y1 !== y0) svg.appendChild(node("text", { x: o.width - pad.r, y: pad.t + h - 3, "text-anchor": "end",
+                                                  class: "kg-tick" }, bottom));
+    svg.appendChild(node("text", { x: pad.l, y: o.height - 3, class: "kg-tick" }, String(x0)));
+    if (x1 !== x0) svg.appendChild(node("text", { x: o.width - pad.r, y: o.height - 3, "text-anchor": "end",
+                                                  class: "kg-tick" }, String(x1)));
+    return svg;
+  }
+
+  window.kgCharts = { bars: bars, spark: spark, scatter: scatter, el: el, plural: plural };
 })();

@@ -195,5 +195,24 @@ def entity_view(store: Store, ref: str, *, hops: int = 1, limit: int = 200, link
     title = f"{node.get('name') or entity_id} · {node.get('label', 'entity')}"
     # Its papers over time, drawn in the panel; a task or dataset also links to its landscape.
     timeline = store.timeline(entity_id).model_dump(mode="json")
-    extra = {"timeline": timeline, "landscape": node.get("label") in ("Task", "Dataset")}
+    extra: dict[str, Any] = {"timeline": timeline, "landscape": node.get("label") in ("Task", "Dataset")}
+    # Its leaderboards, when papers report results on it (a dataset, mostly): the panel's tables and charts.
+    board = _leaderboard(store, entity_id)
+    if board is not None:
+        extra["leaderboard"] = board
     return render(view, kind="entity", title=title, focus=entity_id, link_base=link_base, extra=extra)
+
+
+LEADERBOARD_ROWS = 10  # rows per metric an entity view's panel lists (kg leaderboard and the API list more)
+
+
+def _leaderboard(store: Store, entity_id: str) -> dict[str, Any] | None:
+    """The entity's score leaderboards for its view (kg.leaderboard), or None when no result is reported on it."""
+    from kg.leaderboard import build_leaderboard, dataset_results, entity_ref
+
+    ref = entity_ref(store, entity_id)
+    results = dataset_results(store, ref)
+    if not results:
+        return None
+    kind = "score" if any(r["kind"] == "score" for r in results) else "gain"
+    return build_leaderboard(ref, results, kind=kind, limit=LEADERBOARD_ROWS).model_dump(mode="json")
