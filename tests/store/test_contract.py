@@ -290,3 +290,66 @@ def test_a_slow_query_times_out(store: Store) -> None:
     with pytest.raises(CypherTimeout):
         store.cypher("UNWIND range(1, 5000) AS x UNWIND range(1, 5000) AS y WITH x, y WHERE x + y < 0 "
                      "RETURN count(*) AS n", timeout_s=0.3)
+
+
+# -- reported results (issue 34): the same Result nodes, Cypher answers and leaderboards on every store ------------
+RESULT_QUERIES = [
+    # the best reported accuracy on a dataset (docs/graph-model.md)
+    "MATCH (p:Paper)-[:REPORTS]->(r:Result)-[:ON_DATASET]->(:Dataset {name: 'GSM8K'}) "
+    "MATCH (r)-[:IN_METRIC]->(:Metric {name: 'accuracy'}) WHERE r.kind = 'score' AND r.unit = 'percent' "
+    "OPTIONAL MATCH (r)-[:ACHIEVED_BY]->(s) "
+    "RETURN coalesce(r.system, s.name) AS system, r.text AS value, p.year AS year, p.title AS paper "
+    "ORDER BY r.value DESC, paper LIMIT 1",
+    "MATCH (r:Result) RETURN r.id, r.value, r.unit, r.text, r.kind, r.system, r.dataset, r.metric, r.sentence, "
+    "r.start, r.end, r.paper, r.year ORDER BY r.id",
+    "MATCH (r:Result)-[e]->(x) RETURN r.id AS result, type(e) AS edge, x.id AS target, labels(x)[0] AS label, "
+    "e.paper_id AS paper ORDER BY result, edge",
+    "MATCH (p:Paper)-[:REPORTS]->(r:Result) RETURN p.id AS paper, count(r) AS results ORDER BY paper",
+    "MATCH (r:Result) WHERE r.dataset IS NULL RETURN r.id ORDER BY r.id",
+    "MATCH (n:Result) RETURN labels(n) AS labels, count(*) AS n",
+]
+
+
+@pytest.fixture(scope="module")
+def results_reference(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedStore:
+    from results_corpus import results_inputs
+
+    inputs = results_inputs()
+    path = tmp_path_factory.mktemp("results-reference")
+    with EmbeddedStore(path, writable=True) as s:
+        _prime(s, inputs)
+        s.replace_graph(derive_graph(inputs.values()), inputs)
+    return EmbeddedStore(path)
+
+
+def test_results_read_the_same(empty_store: Store, results_reference: EmbeddedStore) -> None:
+    from results_corpus import results_inputs
+
+    from kg.leaderboard import leaderboard
+
+    inputs = results_inputs()
+    _prime(empty_store, inputs)
+    empty_store.replace_graph(derive_graph(inputs.values()), inputs)
+    for q in RESULT_QUERIES:
+        got, want = empty_store.cypher(q), results_reference.cypher(q)
+        assert got == want and want.rows, q
+    assert results_reference.cypher(RESULT_QUERIES[0]).rows == [["TinyMath", "94.1%", 2025, "Paper kg2025b"]]
+    calls: list[tuple[str, Callable[[Store], Any]]] = [
+        ("stats", lambda s: s.stats()),
+        ("entity", lambda s: s.get_entity("gsm8k")),
+        ("hood", lambda s: s.neighbourhood("gsm8k", hops=2)),
+        ("paper", lambda s: s.get_paper("kg2025c")),
+        ("result hood", lambda s: s.neighbourhood("result:kg2024a:0")),
+    ]
+    for kind in ("score", "gain"):
+        for metric in (None, "accuracy", "BLEU"):
+            calls.append((f"board {kind} {metric}", lambda s, k=kind, m=metric: leaderboard(s, "GSM8K", kind=k,
+                                                                                           metric=m)))
+    calls.append(("board unknown", lambda s: leaderboard(s, "GSM9K")))
+    assert mismatches(empty_store, results_reference, calls) == []
+    assert results_reference.stats().results == 10
+    # a rebuild without the results deletes them
+    bare = results_inputs(with_results=False)
+    empty_store.replace_graph(derive_graph(bare.values()), bare)
+    assert empty_store.cypher("MATCH (r:Result) RETURN count(r) AS n").rows == [[0]]
+    assert empty_store.stats().results == 0
