@@ -10,6 +10,8 @@ here. A name is rendered once and written wherever its marker is, in any of thos
 - ``api``, ``api-related``: the HTTP calls of ``API_BLOCKS``, answered by the real app (in-process), long lists and
   strings cut with …;
 - ``related``: ``kg paper ID -k 3``'s related papers with their reasons;
+- ``leaderboard``, ``api-leaderboard``: ``kg leaderboard NAME --limit 3`` and ``GET /leaderboards/NAME?limit=2`` on
+  the seeds dataset with the most reported scores (``leaderboard_dataset``);
 - ``query1`` ... ``query5`` (any name starting with ``query``): the answer of the ```cypher block just above the
   marker, as ``kg cypher`` prints it (one name, one query: the same name under two different queries is an error);
 - ``eval``, ``scale``: recorded outputs, too slow to recompute each time: ``docs/results/eval.txt`` (what
@@ -42,6 +44,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -76,6 +79,8 @@ API_BLOCKS = {  # block: the calls it shows, each (what the docs show, method, p
          "'{\"query\":\"MATCH (n) DETACH DELETE n\"}'", "POST", "/cypher", {"query": "MATCH (n) DETACH DELETE n"}),
     ],
     "api-related": [_REASONS_CALL, _SEARCH_CALL],
+    "api-leaderboard": [("curl -s 'localhost:8000/leaderboards/{board}?limit=2'", "GET",
+                         "/leaderboards/{board}?limit=2", None)],
 }
 # block: the kg commands it shows, each run on the fresh seeds store. Arguments are chosen so that every answer
 # over the seeds has rows: an example that prints "(none)" teaches nothing.
@@ -117,7 +122,7 @@ def block_names(docs: Mapping[str, str]) -> list[str]:
 def renderable(name: str) -> bool:
     """Whether ``render`` makes a block of this name."""
     return (name in RECORDED or name in COMMANDS or name in API_BLOCKS or name.startswith("query")
-            or name in ("build", "examples-build", "related"))
+            or name in ("build", "examples-build", "related", "leaderboard"))
 
 
 def normalise(text: str) -> str:
@@ -224,7 +229,8 @@ def api_blocks(store_dir: Path) -> dict[str, str]:
     store = EmbeddedStore(store_dir)
     papers = store.list_papers(limit=1000).items
     ids = {"related_id": next(p.id for p in papers if p.title.startswith(RELATED_TITLE)),
-           "reasons_id": next(p.id for p in papers if p.title.startswith(PAPER_RELATED_TITLE))}
+           "reasons_id": next(p.id for p in papers if p.title.startswith(PAPER_RELATED_TITLE)),
+           "board": quote(leaderboard_dataset(store_dir), safe="")}
     blocks = {}
     with TestClient(create_app(Settings(store_dir=str(store_dir)), store=store)) as client:
         for name, calls in API_BLOCKS.items():
@@ -248,6 +254,24 @@ def related_block(store_dir: Path) -> str:
     pid = next(p.id for p in store.list_papers(limit=1000).items if p.title.startswith(PAPER_RELATED_TITLE))
     out = kg("paper", pid, "-k", "3", "--store-dir", str(store_dir))
     return f"$ kg paper {pid} -k 3\n…\n" + out[out.index("RELATED"):]
+
+
+def leaderboard_dataset(store_dir: Path) -> str:
+    """The name of the seeds dataset with the most reported scores: the leaderboard examples show it."""
+    from kg.store.embedded import EmbeddedStore
+
+    rows = EmbeddedStore(store_dir).cypher(
+        "MATCH (r:Result {kind: 'score'})-[:ON_DATASET]->(d:Dataset) RETURN d.name AS name, count(r) AS n "
+        "ORDER BY n DESC, name LIMIT 1").rows
+    if not rows:
+        raise SystemExit("make_docs: the seeds store has no reported results on a dataset: the leaderboard "
+                         "examples (kg leaderboard, /leaderboards) need some")
+    return str(rows[0][0])
+
+
+def leaderboard_block(store_dir: Path) -> str:
+    """``kg leaderboard NAME --limit 3`` on the seeds dataset with the most reported scores."""
+    return command_block([["leaderboard", leaderboard_dataset(store_dir), "--limit", "3"]], store_dir)
 
 
 def readme_queries(text: str) -> dict[str, str]:
@@ -291,6 +315,7 @@ def render(docs: Mapping[str, str], *, png: bool = False) -> dict[str, str]:
         blocks |= {name: command_block(commands, store_dir) for name, commands in COMMANDS.items()}
         blocks |= api_blocks(store_dir)
         blocks["related"] = fenced(related_block(store_dir))
+        blocks["leaderboard"] = leaderboard_block(store_dir)
         blocks |= query_blocks(docs, store_dir)
         if png:
             overview_png(store_dir)

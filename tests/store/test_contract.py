@@ -307,6 +307,13 @@ RESULT_QUERIES = [
     "MATCH (p:Paper)-[:REPORTS]->(r:Result) RETURN p.id AS paper, count(r) AS results ORDER BY paper",
     "MATCH (r:Result) WHERE r.dataset IS NULL RETURN r.id ORDER BY r.id",
     "MATCH (n:Result) RETURN labels(n) AS labels, count(*) AS n",
+    # docs/graph-model.md's: the best reported accuracy on each dataset
+    "MATCH (p:Paper)-[:REPORTS]->(r:Result)-[:IN_METRIC]->(:Metric {name: 'accuracy'}) "
+    "MATCH (r)-[:ON_DATASET]->(d:Dataset) WHERE r.kind = 'score' AND r.unit = 'percent' "
+    "OPTIONAL MATCH (r)-[:ACHIEVED_BY]->(s) WITH d, r, p, s ORDER BY r.value DESC, p.id "
+    "WITH d, collect({value: r.text, system: coalesce(r.system, s.name), year: p.year})[0] AS best, "
+    "count(*) AS results RETURN d.name AS dataset, best.value AS accuracy, best.system AS system, "
+    "best.year AS year, results ORDER BY results DESC, dataset LIMIT 5",
 ]
 
 
