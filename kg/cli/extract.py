@@ -1,4 +1,5 @@
-"""`kg extract IN.jsonl -o OUT.jsonl`: the extraction contract, one output line per input line, same order."""
+"""`kg extract IN.jsonl -o OUT.jsonl`: the extraction contract (entities, relations and reported results), one
+output line per input line, same order."""
 
 from __future__ import annotations
 
@@ -36,10 +37,13 @@ def _inputs(fh: IO[bytes], name: str) -> Iterator[tuple[object, str, str | None]
 @click.option("-o", "--output", type=click.Path(allow_dash=True), default="-", show_default=True,
               help="Output JSONL; its folders are made.")
 def extract(input_file: IO[bytes], output: str) -> None:
-    """Extract entities and relations from {"id", "text"} lines (an optional "title" too).
+    """Extract entities, relations and reported results from {"id", "text"} lines (an optional "title" too).
 
     Each output line is {"id", "entities": [{"start", "end", "text", "type"}], "relations": [{"head", "tail",
-    "type"}]}; offsets are Python string offsets into text (end exclusive); head/tail index into entities.
+    "type"}], "results": [{"value", "kind", "system", "dataset", "metric"}]}; offsets are Python string offsets
+    into text (end exclusive); head/tail index into entities. A result's value is the number as written ("92.3%"),
+    its kind "score" (a level reached) or "gain" (a difference or ratio), and system, dataset and metric the texts
+    naming them as written in text, or null when it does not say (the kg-gold results schema).
     """
     from kg.extract.pipeline import Extractor
 
@@ -48,9 +52,9 @@ def extract(input_file: IO[bytes], output: str) -> None:
     prepare_output(output)  # and a path that cannot be written fails now, not after the model has loaded
     ex = Extractor()
     with click.open_file(output, "wb") as out:
-        for (doc_id, _, _), x in zip(items, ex.extract_many((t for _, t, _ in items), (h for _, _, h in items)),
-                                     strict=True):
-            out.write(orjson.dumps(x.to_contract(doc_id)) + b"\n")
+        for (doc_id, text, _), x in zip(items, ex.extract_many((t for _, t, _ in items), (h for _, _, h in items)),
+                                        strict=True):
+            out.write(orjson.dumps(x.to_contract(doc_id, text)) + b"\n")
         out.flush()
     if output != "-":
         click.echo(f"kg: {len(items)} texts extracted to {output}", err=True)

@@ -63,13 +63,15 @@ def test_extract_contract(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["id"] for line in lines] == [0, 1, 2]
     for line, text in zip(lines, texts, strict=True):
-        assert set(line) == {"id", "entities", "relations"}
+        assert set(line) == {"id", "entities", "relations", "results"}
         for e in line["entities"]:
             assert set(e) == {"start", "end", "text", "type"}
             assert text[e["start"] : e["end"]] == e["text"] and e["type"] in ENTITY_TYPES
         for rel in line["relations"]:
             assert 0 <= rel["head"] < len(line["entities"]) and 0 <= rel["tail"] < len(line["entities"])
             assert rel["type"] in RELATION_TYPES
+        for res in line["results"]:  # none of these texts states a result; tests/extract/test_results.py has some
+            assert set(res) == {"value", "kind", "system", "dataset", "metric"} and res["value"] in text
     assert lines[1]["entities"] == []
     assert [e["text"] for e in lines[2]["entities"]].count("MI") == 2
 
