@@ -26,11 +26,11 @@ from kg.clean import clean_text
 from kg.extract.results import (
     SLOTS,
     ResultModel,
+    candidate_features,
     candidates_for,
     first_proposed,
     number_of,
     phrases,
-    slot_features,
     value_features,
     value_spans,
 )
@@ -138,8 +138,7 @@ def examples(rows: list[dict[str, Any]], parsed: list[Any], known_of: Any
             keys = {f: canonical_key(clean_text(g[f]).text) if g[f] else None for f in SLOTS}
             known = known_of(i)
             near = candidates_for(cands, s, e, sent_of)
-            for p in near:
-                feats, _ = slot_features(doc, s, e, g["kind"], p, known, sent_of, first)
+            for p, feats, _ in candidate_features(doc, s, e, g["kind"], near, known, sent_of, first):
                 for f in SLOTS:
                     if keys[f] is not None and not any(q.key == keys[f] for q in near):
                         continue  # the gold text is no candidate: nothing to learn from this one
@@ -202,11 +201,17 @@ def main(argv: list[str] | None = None) -> None:
     vres = {vt: full({**data, "value_threshold": vt}) for vt in (0.3, 0.4, 0.5, 0.6)}
     data["value_threshold"] = max(vres, key=lambda vt: vres[vt])
     print(f"value thresholds (full, value+dataset, value F1): {vres} -> {data['value_threshold']}", flush=True)
+    data["null_mass"] = {f: 0.0 for f in SLOTS}
+    data["min_share"] = {f: 0.0 for f in SLOTS}
     for f in SLOTS:
-        grid = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
-        res = {t: full({**data, "thresholds": {**data["thresholds"], f: t}}) for t in grid}
-        data["thresholds"][f] = max(grid, key=lambda t: res[t])
-        print(f"{f} thresholds: {res} -> {data['thresholds'][f]}", flush=True)
+        grid = [(t, m, sh) for t in (0.1, 0.2, 0.3, 0.4, 0.5) for m, sh in ((0.0, 0.0), (0.5, 0.3), (1.0, 0.3),
+                                                                            (0.5, 0.5), (1.0, 0.2))]
+        res = {g: full({**data, "thresholds": {**data["thresholds"], f: g[0]},
+                        "null_mass": {**data["null_mass"], f: g[1]}, "min_share": {**data["min_share"], f: g[2]}})
+               for g in grid}
+        t, m, sh = max(grid, key=lambda g: res[g])
+        data["thresholds"][f], data["null_mass"][f], data["min_share"][f] = t, m, sh
+        print(f"{f}: threshold, unstated mass, share -> {(t, m, sh)}: {res[(t, m, sh)]}", flush=True)
     save_model(data, args.out)
     s = sc.score(gold_dev, predict(ResultModel(data), dev, pdev))
     for level, (p, r, f1, ng, npred) in s.items():

@@ -270,6 +270,19 @@ def first_proposed(cands: list[Phrase]) -> str | None:
     return min(props, key=lambda p: min(p.spans)).key if props else None
 
 
+def candidate_features(doc: Any, s: int, e: int, kind: str, near: list[Phrase], known: dict[str, dict[str, int]],
+                       sent_of: Any, first: str | None) -> list[tuple[Phrase, list[str], tuple[int, int]]]:
+    """Each phrase in ``near`` with its features as a slot of the value at ``s:e`` and the occurrence used; a
+    phrase inside a longer candidate ("F1" in "overall F1") or holding a shorter one says so."""
+    rows = [(p, *slot_features(doc, s, e, kind, p, known, sent_of, first)) for p in near]
+    occs = [occ for _, _, occ in rows]
+    for p, feats, (a, b) in rows:
+        inside = any(x <= a and b <= y and (x, y) != (a, b) for x, y in occs)
+        holds = any(a <= x and y <= b and (x, y) != (a, b) for x, y in occs)
+        feats.append(f"NEST={int(inside)}{int(holds)}:{p.type}")
+    return rows
+
+
 class ResultModel:
     """Loaded ``results.json``: the value classifier, the three slot classifiers, their thresholds and the names
     kg-gold train gives each slot."""
@@ -280,6 +293,8 @@ class ResultModel:
         self.slots: dict[str, dict[str, Any]] = data["slots"]
         self.thresholds: dict[str, float] = data["thresholds"]
         self.known: dict[str, dict[str, int]] = data.get("known", {})
+        self.null_mass: dict[str, float] = data.get("null_mass", {})
+        self.min_share: dict[str, float] = data.get("min_share", {})
 
     @classmethod
     def load(cls, path: Path) -> ResultModel:
@@ -323,15 +338,18 @@ class ResultModel:
             if cands is None:
                 cands = phrases(doc, mentions)
                 first = first_proposed(cands)
+            rows = candidate_features(doc, s, e, kind, candidates_for(cands, s, e, sent_of), self.known, sent_of,
+                                      first)
             slots: dict[str, tuple[int, int] | None] = {}
-            best_p = dict(self.thresholds)
-            for p in candidates_for(cands, s, e, sent_of):
-                feats, occ = slot_features(doc, s, e, kind, p, self.known, sent_of, first)
-                for slot in SLOTS:
-                    pr = self.slot_prob(slot, feats)
-                    if pr > best_p[slot]:
-                        slots[slot], best_p[slot] = occ, pr
             for slot in SLOTS:
-                slots.setdefault(slot, None)
+                probs = [self.slot_prob(slot, feats) for _, feats, _ in rows]
+                slots[slot] = None
+                if probs:
+                    i = max(range(len(probs)), key=probs.__getitem__)
+                    # the best phrase must be likely on its own and stand out from the rest (the others' mass
+                    # plus a slot's "unstated" mass): "our method ... 92%" with no name near is often unstated
+                    share = probs[i] / (sum(probs) + self.null_mass.get(slot, 0.0))
+                    if probs[i] >= self.thresholds[slot] and share >= self.min_share.get(slot, 0.0):
+                        slots[slot] = rows[i][2]
             found.append((s, e, kind, slots))
         return found
