@@ -40,7 +40,8 @@ def ids(store: EmbeddedStore) -> dict[str, str]:
     paper = store.list_papers(limit=1).items[0].id
     entity = store.list_entities(limit=1).items[0].id
     task = store.list_entities(type="task", limit=1).items[0].id  # a landscape is drawn for a task
-    return {"paper_id": paper, "entity_ref": entity, "task_ref": task}
+    dataset = store.list_entities(type="dataset", limit=1).items[0].id  # a leaderboard is a dataset's
+    return {"paper_id": paper, "entity_ref": entity, "task_ref": task, "dataset_ref": dataset}
 
 
 def _routes(app: FastAPI) -> list[APIRoute]:
@@ -223,7 +224,7 @@ def test_the_schema_fuzzer_reaches_every_route(store: EmbeddedStore) -> None:
     operations = {(op.ok().method.upper(), op.ok().path) for op in schema.get_all_operations()}
     served = {(m, re.sub(r":path\}", "}", r.path)) for r in _routes(app) for m in r.methods - {"HEAD"}
               if r.include_in_schema}
-    assert operations == served and len(served) == 19
+    assert operations == served and len(served) == 20
     fuzz = (Path(__file__).resolve().parents[1] / "api" / "test_schema_fuzz.py").read_text()
     assert "@schema.parametrize()" in fuzz  # no include/exclude filter narrows it
 

@@ -113,7 +113,7 @@ def test_rederiving_a_smaller_graph_deletes_what_it_lost(empty_store: Store,
     graph = derive_graph(some.values())
     empty_store.replace_graph(graph, some)
     st = empty_store.stats()
-    assert st.papers == 10 and st.entities + st.papers + st.venues + st.authors == graph.number_of_nodes()
+    assert st.papers == 10 and st.entities + st.papers + st.venues + st.authors + st.results == graph.number_of_nodes()
     assert st.edges == graph.number_of_edges()
     assert set(empty_store.load_inputs()) == set(some)
 
