@@ -283,9 +283,37 @@ def candidate_features(doc: Any, s: int, e: int, kind: str, near: list[Phrase], 
     return rows
 
 
+def unstated_features(doc: Any, s: int, e: int, kind: str, rows: list[tuple[Phrase, list[str], tuple[int, int]]],
+                      sent_of: Any) -> list[str]:
+    """Features of "the abstract does not say" for a slot of the value at ``s:e``, scored beside its phrases:
+    the words around the value, which kinds of phrase its sentence holds, whether the paper names a contribution."""
+    vs = sent_of(s)
+    f = ["U", f"U:K={kind}"]
+    span = doc.char_span(s, e, alignment_mode="expand")
+    if span is not None and len(span):
+        sent = span[-1].sent
+        for i, t in enumerate(reversed(doc[max(sent.start, span.start - 3) : span.start])):
+            f.append(f"U:B{i + 1}={t.lower_}")
+        for i, t in enumerate(doc[span.end : min(sent.end, span.end + 3)]):
+            f.append(f"U:A{i + 1}={t.lower_}")
+        f += [f"U:W={t.lemma_.lower()}" for t in doc[max(sent.start, span.start - 8) : min(sent.end, span.end + 8)]
+              if t.is_alpha and (not t.is_stop or t.lower_ in ("we", "our", "it", "its", "they", "on", "across"))]
+    types = {p.type for p, _, (a, _) in rows if sent_of(a) == vs}
+    f += [f"U:HAS={t}" for t in sorted(types)]
+    if any(p.proposed for p, _, _ in rows):
+        f.append("U:PROP")
+    if any(p.proposed and sent_of(a) == vs for p, _, (a, _) in rows):
+        f.append("U:PROP_SS")
+    return f
+
+
 class ResultModel:
     """Loaded ``results.json``: the value classifier, the three slot classifiers, their thresholds and the names
-    kg-gold train gives each slot."""
+    kg-gold train gives each slot.
+
+    A slot model is either binary (a probability per phrase, the best one kept above a threshold) or listwise
+    (``"listwise": true``: every phrase and "unstated" scored on one scale, the highest wins, ``null_bias`` added
+    to "unstated")."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.value = data["value"]
@@ -341,7 +369,20 @@ class ResultModel:
             rows = candidate_features(doc, s, e, kind, candidates_for(cands, s, e, sent_of), self.known, sent_of,
                                       first)
             slots: dict[str, tuple[int, int] | None] = {}
+            unstated: list[str] | None = None
             for slot in SLOTS:
+                data = self.slots[slot]
+                if data.get("listwise"):
+                    if unstated is None:
+                        unstated = unstated_features(doc, s, e, kind, rows, sent_of)
+                    w = data["weights"]
+                    best = sum(w.get(x, 0.0) for x in unstated) + data.get("null_bias", 0.0)
+                    slots[slot] = None
+                    for _, feats, occ in rows:
+                        z = sum(w.get(x, 0.0) for x in feats)
+                        if z > best:
+                            best, slots[slot] = z, occ
+                    continue
                 probs = [self.slot_prob(slot, feats) for _, feats, _ in rows]
                 slots[slot] = None
                 if probs:
