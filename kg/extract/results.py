@@ -23,6 +23,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,99 @@ _VALUE = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%|\s?×|times\b|
                     r"|\.\d+%?")
 _SIGN = {"%": "pct", "×": "ratio", "x": "ratio", "X": "ratio", "s": "ratio"}
 _WORD = re.compile(r"\w")
+# canonical_key, remembered: an abstract's words and chunk endings come back, within it and across abstracts
+_key = lru_cache(maxsize=1 << 16)(canonical_key)
+
+
+class _Doc:
+    """What the features read of one parsed abstract, read from spaCy once: its text (``Doc.text`` joins every
+    token anew on each read), each token's attributes, and the char spans, span roots, sentences and ancestors
+    asked for so far (spaCy makes a new Token object on every access). Token attributes are lists by index."""
+
+    __slots__ = ("doc", "text", "n", "orth", "idx", "lower", "lemma", "pos", "dep", "head", "alpha", "stop",
+                 "punct", "num", "spans", "roots", "sents", "verbs", "anc")
+
+    def __init__(self, doc: Any) -> None:
+        from spacy import attrs as at
+
+        self.doc = doc
+        # one array read, no Token objects: strings by id as Token.text, lower_, lemma_, pos_, dep_ give them, HEAD
+        # the offset to the head (a negative one wrapped as uint64), flags 0 or 1
+        cols = doc.to_array([at.ORTH, at.LOWER, at.LEMMA, at.POS, at.DEP, at.HEAD, at.IDX, at.IS_ALPHA, at.IS_STOP,
+                             at.IS_PUNCT, at.LIKE_NUM, at.SPACY]).T.tolist() if len(doc) else [[] for _ in range(12)]
+        strings = doc.vocab.strings
+        self.orth: list[str] = [strings[x] for x in cols[0]]
+        self.n = len(self.orth)
+        # as Doc.text: each token's text, a space after it where it has one
+        self.text: str = "".join([o + " " if ws else o for o, ws in zip(self.orth, cols[11], strict=True)])
+        self.lower: list[str] = [strings[x] for x in cols[1]]
+        self.lemma: list[str] = [strings[x].lower() for x in cols[2]]
+        self.pos: list[str] = [strings[x] for x in cols[3]]
+        self.dep: list[str] = [strings[x] for x in cols[4]]
+        self.head: list[int] = [i + (h if h < 2**63 else h - 2**64) for i, h in enumerate(cols[5])]
+        self.idx: list[int] = cols[6]
+        self.alpha, self.stop, self.punct, self.num = cols[7:11]
+        self.spans: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.roots: dict[tuple[int, int], int] = {}
+        self.sents: dict[int, tuple[int, int]] = {}
+        self.verbs: dict[tuple[int, int], list[str]] = {}
+        self.anc: dict[int, list[int]] = {}
+
+    def span(self, s: int, e: int) -> tuple[int, int] | None:
+        """(start, end) token indices of ``doc.char_span(s, e, alignment_mode="expand")``, None where it is."""
+        key = (s, e)
+        if key in self.spans:
+            return self.spans[key]
+        sp = self.doc.char_span(s, e, alignment_mode="expand")
+        out = None if sp is None else (sp.start, sp.end)
+        self.spans[key] = out
+        return out
+
+    def root(self, start: int, end: int) -> int:
+        """The index of ``doc[start:end].root``."""
+        key = (start, end)
+        r = self.roots.get(key)
+        if r is None:
+            r = self.roots[key] = self.doc[start:end].root.i
+        return r
+
+    def sent(self, i: int) -> tuple[int, int]:
+        """(start, end) of ``doc[i].sent``."""
+        b = self.sents.get(i)
+        if b is None:
+            sent = self.doc[i].sent
+            b = self.sents[i] = (sent.start, sent.end)
+        return b
+
+    def sent_verbs(self, start: int, end: int) -> list[str]:
+        """The lowercased lemmas of the verbs of ``doc[start:end]``, in order."""
+        key = (start, end)
+        v = self.verbs.get(key)
+        if v is None:
+            v = self.verbs[key] = [self.lemma[i] for i in range(start, end) if self.pos[i] == "VERB"]
+        return v
+
+    def ancestors(self, i: int) -> list[int]:
+        """``[doc[i], *list(doc[i].ancestors)[:4]]`` as indices."""
+        a = self.anc.get(i)
+        if a is None:
+            a = self.anc[i] = [i, *(t.i for t in islice(self.doc[i].ancestors, 4))]
+        return a
+
+
+# the last doc the features read (a strong reference, so ``is`` cannot match a new doc); a doc is not changed
+# once parsed
+_LAST: _Doc | None = None
+
+
+def _doc_info(doc: Any) -> _Doc:
+    global _LAST
+    last = _LAST
+    if last is not None and last.doc is doc:
+        return last
+    info = _Doc(doc)
+    _LAST = info
+    return info
 
 
 def value_spans(text: str) -> list[tuple[int, int]]:
@@ -66,6 +161,12 @@ def _bucket(x: float, edges: Sequence[float]) -> str:
     return f">{edges[-1]}"
 
 
+@lru_cache(maxsize=1 << 16)
+def _has_upper(text: str) -> bool:
+    return any(c.isupper() for c in text)
+
+
+@lru_cache(maxsize=8192)
 def _shape(text: str) -> str:
     if text.isupper() and len(text) > 1:
         return "UP"
@@ -80,9 +181,10 @@ def _shape(text: str) -> str:
 
 def value_features(doc: Any, s: int, e: int, n_in_sent: int) -> list[str]:
     """Features of the candidate value ``doc.text[s:e]``."""
-    text = doc.text
+    d = _doc_info(doc)
+    text = d.text
     v = text[s:e]
-    span = doc.char_span(s, e, alignment_mode="expand")
+    span = d.span(s, e)
     sign = next((_SIGN[c] for c in reversed(v.strip()) if c in _SIGN), "none")
     num = number_of(v) or 0.0
     f = [f"SIGN={sign}", f"MAG={_bucket(num, (0.999, 1, 10, 100, 1000, 1899, 2030, 10**5))}",
@@ -93,37 +195,40 @@ def value_features(doc: Any, s: int, e: int, n_in_sent: int) -> list[str]:
         f.append("RANGE_START")
     if span is None:
         return f
-    tok = span[-1] if len(span) else doc[0]
-    sent = tok.sent
-    before = [t for t in doc[max(sent.start, span.start - 4) : span.start]]
-    after = [t for t in doc[span.end : min(sent.end, span.end + 4)]]
+    start, end = span
+    lower, lemma, pos = d.lower, d.lemma, d.pos
+    tok = end - 1 if end > start else 0
+    ss, se = d.sent(tok)
+    before = range(max(ss, start - 4), start)
+    after = range(end, min(se, end + 4))
     for i, t in enumerate(reversed(before)):
-        f.append(f"B{i + 1}={t.lower_}")
-        f.append(f"BB={t.lemma_.lower()}")
+        f.append(f"B{i + 1}={lower[t]}")
+        f.append(f"BB={lemma[t]}")
     for i, t in enumerate(after):
-        f.append(f"A{i + 1}={t.lower_}")
-        f.append(f"AA={t.lemma_.lower()}")
+        f.append(f"A{i + 1}={lower[t]}")
+        f.append(f"AA={lemma[t]}")
     if before:
-        f.append(f"B1S={before[-1].lower_}:{sign}")
+        f.append(f"B1S={lower[before[-1]]}:{sign}")
     if after:
-        f.append(f"A1S={after[0].lower_}:{sign}")
+        f.append(f"A1S={lower[after[0]]}:{sign}")
     if not before:
         f.append("B1=<s>")
     if not after:
         f.append("A1=</s>")
-    win = doc[max(sent.start, span.start - 10) : min(sent.end, span.end + 8)]
-    f += [f"W={t.lemma_.lower()}" for t in win if t.is_alpha and not t.is_stop]
-    head = tok.head
-    f.append(f"DEP={tok.dep_}")
-    f.append(f"H={head.lemma_.lower()}")
-    f.append(f"HH={head.head.lemma_.lower()}")
+    alpha, stop = d.alpha, d.stop
+    f += [f"W={lemma[t]}" for t in range(max(ss, start - 10), min(se, end + 8)) if alpha[t] and not stop[t]]
+    head = d.head[tok]
+    f.append(f"DEP={d.dep[tok]}")
+    f.append(f"H={lemma[head]}")
+    f.append(f"HH={lemma[d.head[head]]}")
+    # up the heads, at most 5 hops (a root is its own head)
     verb = head
     hops = 0
-    while verb.pos_ not in ("VERB", "AUX") and verb.head is not verb and hops < 5:
-        verb, hops = verb.head, hops + 1
-    if verb.pos_ in ("VERB", "AUX"):
-        f.append(f"V={verb.lemma_.lower()}")
-    f += [f"SV={t.lemma_.lower()}" for t in sent if t.pos_ == "VERB"]
+    while pos[verb] not in ("VERB", "AUX") and hops < 5:
+        verb, hops = d.head[verb], hops + 1
+    if pos[verb] in ("VERB", "AUX"):
+        f.append(f"V={lemma[verb]}")
+    f += [f"SV={x}" for x in d.sent_verbs(ss, se)]
     return f
 
 
@@ -141,12 +246,14 @@ def phrases(doc: Any, mentions: Sequence[tuple[int, int, str, bool]]) -> list[Ph
     """The abstract's slot candidates: ``mentions`` (start, end, type, proposed) first, then noun chunks and their
     endings ("the top-1 accuracy" -> "top-1 accuracy", "accuracy") and name-shaped or noun words."""
     by_key: dict[str, Phrase] = {}
+    d = _doc_info(doc)
+    full = d.text
 
     def add(s: int, e: int, ty: str, proposed: bool = False) -> None:
-        text = doc.text[s:e]
+        text = full[s:e]
         if not _WORD.search(text) or len(text) > 80:
             return
-        key = canonical_key(text)
+        key = _key(text)
         if not key:
             return
         p = by_key.get(key)
@@ -161,20 +268,21 @@ def phrases(doc: Any, mentions: Sequence[tuple[int, int, str, bool]]) -> list[Ph
 
     for s, e, ty, proposed in mentions:
         add(s, e, ty, proposed)
-        text = doc.text[s:e]
+        text = full[s:e]
         m = re.search(r"[\s-]+(?:score|scores|metric|metrics|dataset|datasets|benchmark|benchmarks)$", text)
         if m:
             add(s, s + m.start(), ty, proposed)
+    pos, num, punct, idx, orth = d.pos, d.num, d.punct, d.idx, d.orth
     for ch in doc.noun_chunks:
-        toks = [t for t in ch if t.pos_ not in ("DET", "PRON") and not t.like_num]
-        for i in range(len(toks)):
-            if toks[i].is_punct:
-                continue
-            add(toks[i].idx, ch.end_char, "chunk")
-    for t in doc:
-        name_like = t.pos_ in ("PROPN", "NOUN", "X") or any(c.isupper() for c in t.text)
-        if name_like and not t.is_punct and not t.like_num:
-            add(t.idx, t.idx + len(t.text), "word")
+        end_char = ch.end_char
+        for t in range(ch.start, ch.end):
+            if pos[t] not in ("DET", "PRON") and not num[t] and not punct[t]:
+                add(idx[t], end_char, "chunk")
+    for t in range(d.n):
+        if punct[t] or num[t]:
+            continue
+        if pos[t] in ("PROPN", "NOUN", "X") or _has_upper(orth[t]):
+            add(idx[t], idx[t] + len(orth[t]), "word")
     return list(by_key.values())
 
 
@@ -193,6 +301,8 @@ def candidates_for(cands: list[Phrase], s: int, e: int, sent_of: Any) -> list[Ph
 
 
 def _near(spans: list[tuple[int, int]], s: int) -> tuple[int, int]:
+    if len(spans) == 1:
+        return spans[0]
     return min(spans, key=lambda x: (abs(x[0] - s), x[0]))
 
 
@@ -203,7 +313,8 @@ def slot_features(doc: Any, vs: int, ve: int, kind: str, p: Phrase, known: dict[
     sentence index."""
     cs, ce = _near(p.spans, vs)
     vsent, csent = sent_of(vs), sent_of(cs)
-    text = doc.text[cs:ce]
+    d = _doc_info(doc)
+    text = d.text[cs:ce]
     f = [f"T={p.type}", f"SH={_shape(text)}", f"LEN={min(len(text.split()), 4)}", f"N={min(len(p.spans), 3)}",
          f"K={kind}", f"TK={p.type}:{kind}"]
     if p.proposed:
@@ -222,43 +333,43 @@ def slot_features(doc: Any, vs: int, ve: int, kind: str, p: Phrase, known: dict[
         if csent == 0:
             f.append("FIRST_SENT")
         return f, (cs, ce)
-    vspan = doc.char_span(vs, ve, alignment_mode="expand")
-    cspan = doc.char_span(cs, ce, alignment_mode="expand")
-    if vspan is None or cspan is None or not len(vspan) or not len(cspan):
+    vspan = d.span(vs, ve)
+    cspan = d.span(cs, ce)
+    if vspan is None or cspan is None or vspan[1] <= vspan[0] or cspan[1] <= cspan[0]:
         return f, (cs, ce)
+    (vst, ven), (cst, cen) = vspan, cspan
     if cs < vs:
-        between = doc[cspan.end : vspan.start]
+        between = range(cen, vst)
         side = "b"
     else:
-        between = doc[vspan.end : cspan.start]
+        between = range(ven, cst)
         side = "a"
     gap = len(between)
+    lower = d.lower
     f.append(f"D={side}{_bucket(gap, (0, 1, 2, 3, 5, 8, 12, 20))}")
     f.append(f"DT={side}{_bucket(gap, (1, 3, 8))}:{p.type}")
     if gap <= 8:
-        f += [f"BW={side}:{t.lower_}" for t in between]
+        f += [f"BW={side}:{lower[t]}" for t in between]
     else:
-        f += [f"BWF={side}:{t.lower_}" for t in between if t.lower_ in ("on", "of", "in", "by", "with", "over",
+        f += [f"BWF={side}:{lower[t]}" for t in between if lower[t] in ("on", "of", "in", "by", "with", "over",
                                                                         "than", "achieve", "achieves", "and")]
-    if between.text.count(",") >= 1 and gap <= 3:
+    if gap <= 3 and any("," in d.orth[t] for t in between):
         f.append("COMMA")
-    prev = doc[cspan.start - 1] if cspan.start else None
-    nxt = doc[cspan.end] if cspan.end < len(doc) else None
-    f.append(f"CB1={prev.lower_ if prev is not None else '<s>'}")
-    f.append(f"CA1={nxt.lower_ if nxt is not None else '</s>'}")
-    f.append(f"CH={cspan.root.lemma_.lower()}")
-    f.append(f"CDEP={cspan.root.dep_}")
-    vt = vspan[-1]
+    f.append(f"CB1={lower[cst - 1] if cst else '<s>'}")
+    f.append(f"CA1={lower[cen] if cen < d.n else '</s>'}")
+    root = d.root(cst, cen)
+    f.append(f"CH={d.lemma[root]}")
+    f.append(f"CDEP={d.dep[root]}")
     # dependency links: the phrase under the value's head, the value under the phrase, the verb's subject
-    anc_v = [vt, *list(vt.ancestors)[:4]]
-    anc_c = [cspan.root, *list(cspan.root.ancestors)[:4]]
+    anc_v = d.ancestors(ven - 1)
+    anc_c = d.ancestors(root)
     common = next((a for a in anc_v if a in anc_c), None)
     if common is not None:
-        f.append(f"LCA={common.lemma_.lower()}")
+        f.append(f"LCA={d.lemma[common]}")
         f.append(f"HOPS={anc_v.index(common)}:{anc_c.index(common)}")
     else:
         f.append("NOLCA")
-    if cspan.root.dep_ in ("nsubj", "nsubjpass"):
+    if d.dep[root] in ("nsubj", "nsubjpass"):
         f.append("SUBJ")
     # nearest of its kind: no other phrase of this type between the value and this one
     return f, (cs, ce)
@@ -275,12 +386,38 @@ def candidate_features(doc: Any, s: int, e: int, kind: str, near: list[Phrase], 
     """Each phrase in ``near`` with its features as a slot of the value at ``s:e`` and the occurrence used; a
     phrase inside a longer candidate ("F1" in "overall F1") or holding a shorter one says so."""
     rows = [(p, *slot_features(doc, s, e, kind, p, known, sent_of, first)) for p in near]
-    occs = [occ for _, _, occ in rows]
-    for p, feats, (a, b) in rows:
-        inside = any(x <= a and b <= y and (x, y) != (a, b) for x, y in occs)
-        holds = any(a <= x and y <= b and (x, y) != (a, b) for x, y in occs)
+    nest = _nesting([occ for _, _, occ in rows])
+    for (p, feats, _), (inside, holds) in zip(rows, nest, strict=True):
         feats.append(f"NEST={int(inside)}{int(holds)}:{p.type}")
     return rows
+
+
+def _nesting(occs: list[tuple[int, int]]) -> list[tuple[bool, bool]]:
+    """For each span of ``occs``, whether another span of them holds it and whether it holds another: (x, y)
+    holds (a, b) when x <= a, b <= y and (x, y) != (a, b), that is when x < a and y >= b, or x == a and y > b."""
+    if len(occs) < 2:
+        return [(False, False)] * len(occs)
+    longest: dict[int, int] = {}  # start -> the furthest end, the nearest end
+    shortest: dict[int, int] = {}
+    for x, y in occs:
+        if y > longest.get(x, -1):
+            longest[x] = y
+        if x not in shortest or y < shortest[x]:
+            shortest[x] = y
+    starts = sorted(longest)
+    # before[k]: the furthest end of a span starting before starts[k]; after[k]: the nearest end of one after it
+    before = [-1] * len(starts)
+    for k in range(1, len(starts)):
+        before[k] = max(before[k - 1], longest[starts[k - 1]])
+    after = [math.inf] * len(starts)
+    for k in range(len(starts) - 2, -1, -1):
+        after[k] = min(after[k + 1], shortest[starts[k + 1]])
+    pos = {x: k for k, x in enumerate(starts)}
+    out = []
+    for a, b in occs:
+        k = pos[a]
+        out.append((before[k] >= b or longest[a] > b, after[k] <= b or shortest[a] < b))
+    return out
 
 
 def unstated_features(doc: Any, s: int, e: int, kind: str, rows: list[tuple[Phrase, list[str], tuple[int, int]]],
