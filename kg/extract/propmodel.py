@@ -33,11 +33,12 @@ def entity_features(doc: Any, mentions: Sequence[tuple[int, int, str]], rule_fla
     sent_starts = [s.start for s in doc.sents]
     out: dict[str, set[str]] = {}
     count: dict[str, int] = {}
+    full = doc.text  # spaCy joins every token each time it is read: once per document
     for i, (s, e, ty) in enumerate(mentions):
         span = doc.char_span(s, e, alignment_mode="expand")
         if span is None or not len(span):
             continue
-        text = doc.text[s:e]
+        text = full[s:e]
         key = canonical_key(text)
         f = out.setdefault(key, set())
         count[key] = count.get(key, 0) + 1

@@ -246,6 +246,7 @@ class RuleExtractor:
         """Indexes of candidates a sentence says the paper proposes or introduces."""
         out: set[int] = set()
         starts = [c.start for c in chosen]
+        text = doc.text  # spaCy joins every token each time it is read: once per document
         for tok in doc:
             if tok.lemma_ not in PROPOSE_VERBS or tok.pos_ != "VERB":
                 continue
@@ -263,15 +264,15 @@ class RuleExtractor:
             if not inside:
                 continue
             # Something named earlier in the abstract is context, not the contribution.
-            earlier = {canonical_key(doc.text[c.start : c.end]) for c in chosen if c.end <= tok.sent.start_char}
-            fresh = [i for i in inside if canonical_key(doc.text[chosen[i].start : chosen[i].end]) not in earlier
+            earlier = {canonical_key(text[c.start : c.end]) for c in chosen if c.end <= tok.sent.start_char}
+            fresh = [i for i in inside if canonical_key(text[chosen[i].start : chosen[i].end]) not in earlier
                      and not chosen[i].short_form_of]
             inside = fresh or inside
-            named = [i for i in inside if is_name_token(doc.text[chosen[i].start : chosen[i].end].split()[0])
+            named = [i for i in inside if is_name_token(text[chosen[i].start : chosen[i].end].split()[0])
                      or chosen[i].priority >= 3]
             # "we propose a framework, called X": the name is the contribution.
             follow = [i for i in inside if i > 0 and re.search(
-                r"\b(" + "|".join(NAMING_WORDS) + r")\W*$", doc.text[chosen[i - 1].end : chosen[i].start])]
+                r"\b(" + "|".join(NAMING_WORDS) + r")\W*$", text[chosen[i - 1].end : chosen[i].start])]
             out.add((follow or named or inside)[0])
         return out
 
