@@ -38,6 +38,16 @@ _VALUE = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%|\s?×|times\b|
                     r"|\.\d+%?")
 _SIGN = {"%": "pct", "×": "ratio", "x": "ratio", "X": "ratio", "s": "ratio"}
 _WORD = re.compile(r"\w")
+# RESULTS.md's "not results" the classifier cannot see from its window: the spread after a value ("90.8 ± 2.5%",
+# "$\pm 2.5$" cleaned to "pm 2.5"), a significance level ("p < 0.001", "P-RF<0.001") and a confidence level
+# ("(99% CI)")
+_SPREAD_OR_P = re.compile(r"(?:±|(?<![A-Za-z])pm|\b[pP](?:[-_]\w+)?\s*[<=≤>])\s*$")
+_CONFIDENCE = re.compile(r"^\s*(?:CI\b|confidence\b)")
+
+
+def never_a_result(text: str, s: int, e: int) -> bool:
+    """A spread, a significance level or a confidence level: never a reported result (RESULTS.md)."""
+    return bool(_SPREAD_OR_P.search(text[max(0, s - 12) : s]) or _CONFIDENCE.match(text[e : e + 12]))
 # canonical_key, remembered: an abstract's words and chunk endings come back, within it and across abstracts
 _key = lru_cache(maxsize=1 << 16)(canonical_key)
 
@@ -497,6 +507,8 @@ class ResultModel:
         cands: list[Phrase] | None = None
         first: str | None = None
         for s, e in spans:
+            if never_a_result(text, s, e):
+                continue
             kind, _ = self.value_kind(value_features(doc, s, e, per_sent[sent_of(s)]))
             if kind == "NONE":
                 continue

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from kg.cli import cli
 from kg.evaluate_results import LEVELS, baseline_results, score_results
-from kg.extract.results import number_of, value_spans
+from kg.extract.results import never_a_result, number_of, value_spans
 from kg.extract.types import RESULT_KINDS, Extraction, Mention, Result
 
 GOLD_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "eval" / "kg-gold-results"
@@ -295,3 +295,17 @@ def test_kg_eval_prints_the_four_levels_beside_the_baseline() -> None:
         assert row is not None, level
         if level in LEVELS:
             assert len(row[22:].split(")")) == 3  # a cell per column: "F1 (P/R)" twice
+
+
+@pytest.mark.parametrize(("text", "value", "never"), [
+    ("an accuracy of 90.8 ± 2.5% (99% CI)", "2.5%", True),
+    ("90.8pm 2.5% accuracy", "2.5%", True),  # "$\\pm 2.5$" once cleaned
+    ("an accuracy of 90.8% (99% CI)", "99%", True),
+    ("significant (p < 0.001)", "0.001", True),
+    ("(P-RF<0.001, PAdaBoost<0.001)", "0.001", True),
+    ("achieves 92.3% accuracy on GSM8K", "92.3%", False),
+    ("improves accuracy by up to 4.5%", "4.5%", False),
+])
+def test_spreads_and_significance_levels_are_never_results(text: str, value: str, never: bool) -> None:
+    s = text.index(value)
+    assert never_a_result(text, s, s + len(value)) is never
