@@ -309,3 +309,13 @@ def test_kg_eval_prints_the_four_levels_beside_the_baseline() -> None:
 def test_spreads_and_significance_levels_are_never_results(text: str, value: str, never: bool) -> None:
     s = text.index(value)
     assert never_a_result(text, s, s + len(value)) is never
+
+
+@pytest.mark.parametrize(("text", "value", "kind"), [
+    ("Our method incurs an accuracy drop of under 0.5% on ImageNet.", "0.5%", "gain"),
+    ("The model shows an average accuracy loss of 0.90% on ImageNet.", "0.90%", "gain"),
+    ("Training reaches an average loss of 0.1942 and 96% accuracy.", "0.1942", "score"),  # the loss reached
+])
+def test_a_drop_or_a_loss_in_percent_is_a_gain(extractor: Any, text: str, value: str, kind: str) -> None:
+    kinds = {r.texts(text)["value"]: r.kind for r in extractor.extract(text).results}
+    assert kinds.get(value) == kind
