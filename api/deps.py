@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import os
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
+from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Path, Request
-from starlette.concurrency import run_in_threadpool
 
 from api.settings import Settings
 from kg.errors import StoreError
@@ -39,17 +43,44 @@ async def get_settings(request: Request) -> Settings:
 
 T = TypeVar("T")
 
+# Reads that are not light (search, related papers, first reads of an entity) run on at most this many threads
+# at once, one a core (at most 4), the rest waiting their turn: every thread running Python takes the interpreter
+# from the event loop in turns, and with 50 clients 40 threads of searches made every request wait for them
+# (bench/load.py, 2 cores: /health p99 99 ms and small Cypher p95 1.7 s with the usual 40 threads; 14 and 138 ms
+# with two; one and four answered fewer requests a second).
+HEAVY_READ_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                else os.cpu_count() or 1))
+_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, CapacityLimiter] = weakref.WeakKeyDictionary()
+
+
+def _lane() -> CapacityLimiter:
+    """The heavy reads' limiter of the running event loop (a limiter belongs to the loop that made it)."""
+    loop = asyncio.get_running_loop()
+    lane = _lanes.get(loop)
+    if lane is None:
+        lane = _lanes[loop] = CapacityLimiter(HEAVY_READ_THREADS)
+    return lane
+
 
 async def read(store: Store, fn: Callable[..., T], *args: Any, entity_id: str | None = None, light: bool = True,
                **kwargs: Any) -> T:
     """``fn(*args, **kwargs)``, a read of ``store``: on the event loop when the store says the read is light
-    (``Store.reads_inline``), else in the threadpool. Most embedded reads take a fraction of a millisecond;
-    handing each to a thread, and its answer back, cost more than the read, and 40 threads taking turns at the
-    interpreter lock made every request wait under load (50 clients: a third of the CPU, 1.74 -> 1.15 ms a request).
-    ``light=False``: this call is not light whatever the store (its first, uncached run)."""
+    (``Store.reads_inline``), else on a thread: of the heavy reads' lane (``HEAVY_READ_THREADS``) when the
+    store's reads run Python (``Store.reads_on_cpu``), of the threadpool when they wait for a server. Most embedded
+    reads take a fraction of a millisecond; handing each to a thread, and its answer back, cost more than the read,
+    and 40 threads taking turns at the interpreter lock made every request wait under load (50 clients: a third of
+    the CPU, 1.74 -> 1.15 ms a request). ``light=False``: this call is not light whatever the store (its first,
+    uncached run)."""
     if light and store.reads_inline(entity_id):
         return fn(*args, **kwargs)
-    return await run_in_threadpool(fn, *args, **kwargs)
+    if not store.reads_on_cpu:  # a Neo4j read waits for the server: anyio's threadpool, 40 at once
+        return await to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    return await on_heavy_lane(fn, *args, **kwargs)
+
+
+async def on_heavy_lane(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` on a thread, at most ``HEAVY_READ_THREADS`` of them at once in this event loop."""
+    return await to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=_lane())
 
 
 StoreDep = Annotated[Store, Depends(get_store)]

@@ -95,6 +95,10 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
     # thousand allocations; a served store's reads make little cyclic garbage.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     gc.set_threshold(*GC_THRESHOLDS)
+    # One BLAS thread: requests already run side by side on threads, and OpenBLAS's own threads, each request's
+    # matrix products split over the cores and waiting for one another, took a third of the server's CPU under 50
+    # clients (bench/load.py: 10.4 -> 7.2 ms a request, search p50 1.4 s -> 0.3 s).
+    _one_blas_thread()
     # Opened here rather than in the app's lifespan so a missing or broken store is one clear line
     # (`kg: error: ...`, exit 1) instead of a startup traceback; the app still opens it only once.
     with open_store(store_opts) as store:
@@ -125,6 +129,12 @@ def serve(store_opts: StoreOptions, host: str, port: int, cypher_timeout: float,
             click.echo(f"kg: serving {store_opts.label()} {where}", err=True)
             if serve_forked(run, sock, processes, lambda line: click.echo(line, err=True)):
                 raise SystemExit(1)
+
+
+def _one_blas_thread() -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def listen(host: str, port: int) -> socket.socket:

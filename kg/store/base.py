@@ -59,6 +59,9 @@ class Store(ABC):
     """
 
     kind: ClassVar[str] = ""  # its name in the registry (kg.store.store_kinds), as --store and /health say it
+    # A read spends its time running Python (the embedded store), not waiting for a server: the API runs at most
+    # a few such reads at once (api.deps.HEAVY_READ_THREADS), where reads that wait may run side by side.
+    reads_on_cpu: ClassVar[bool] = True
     cache: ExtractionCache  # the extraction log: what each paper's extraction was, for builds to reuse
 
     @classmethod

@@ -88,6 +88,7 @@ class Neo4jStore(BoltReads):
     """
 
     kind = "neo4j"
+    reads_on_cpu = False  # a read waits for the server: many may wait at once
     _owned_driver: neo4j.Driver | None = None
 
     @classmethod

@@ -31,15 +31,15 @@ def warmed(store_dir: Path) -> Iterator[EmbeddedStore]:
 
 @pytest.fixture()
 def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the store reads handed to the threadpool."""
+    """The names of the store reads handed to a thread."""
     seen: list[str] = []
-    real = api.deps.run_in_threadpool
+    real = api.deps.on_heavy_lane
 
     async def counting(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         seen.append(getattr(fn, "__name__", repr(fn)))
         return await real(fn, *args, **kwargs)
 
-    monkeypatch.setattr(api.deps, "run_in_threadpool", counting)
+    monkeypatch.setattr(api.deps, "on_heavy_lane", counting)
     return seen
 
 
@@ -109,3 +109,52 @@ def test_a_slow_read_in_the_threadpool_does_not_hold_health(
             release.set()
             t.join(10)
         assert answer == [200]
+
+
+def test_heavy_reads_run_on_at_most_heavy_read_threads_at_once() -> None:
+    """Forty slow reads at once (50 clients searching) take turns on the lane's threads instead of forty threads
+    each taking the interpreter from the event loop in turn."""
+    import asyncio
+    import time
+
+    running, most = 0, 0
+    lock = threading.Lock()
+
+    def slow() -> int:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.01)
+        with lock:
+            running -= 1
+        return 1
+
+    class Cold:
+        reads_on_cpu = True
+
+        def reads_inline(self, entity_id: str | None = None) -> bool:
+            return False
+
+    async def many() -> list[int]:
+        return await asyncio.gather(*(api.deps.read(Cold(), slow) for _ in range(40)))  # type: ignore[arg-type]  # why: a stand-in with the one method read() calls
+
+    assert asyncio.run(many()) == [1] * 40
+    assert most == api.deps.HEAVY_READ_THREADS
+
+
+def test_kg_serve_runs_blas_on_one_thread() -> None:
+    """Requests already run side by side; OpenBLAS splitting each product over the cores made them wait."""
+    from threadpoolctl import threadpool_info
+
+    from kg.cli.serve import _one_blas_thread
+
+    before = {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    try:
+        _one_blas_thread()
+        assert before and all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+    finally:
+        from threadpoolctl import threadpool_limits
+
+        for n in set(before.values()):
+            threadpool_limits(limits=n, user_api="blas")
