@@ -40,10 +40,10 @@ GC_THRESHOLDS = (50_000, 20, 10)  # Python's: 700, 10, 10
                    "and each process admits its own queries.")
 @click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds a request's headers may take to arrive (a new connection's: from when it opened); past "
-                   "them the connection is closed.")
+                   "them (plus up to a fifth more, drawn at random) the connection is closed.")
 @click.option("--body-timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds a request's body may take to arrive after its headers; past them the connection is "
-                   "closed.")
+              help="Seconds a request's body may take to arrive after its headers; past them (plus up to a fifth "
+                   "more, drawn at random) the connection is closed.")
 @click.option("--keep-alive", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds a connection may stay idle after an answer before it is closed.")
 @click.option("--max-client-connections", default=256, show_default=True, type=click.IntRange(min=0),

@@ -178,3 +178,31 @@ def test_requests_in_time_keep_their_connection() -> None:
             time.sleep(0.2)
             assert get(s).startswith(b"HTTP/1.1 200")
         assert closed(s, 2)  # idle past the keep-alive timeout
+
+
+def test_connections_opened_together_do_not_all_close_together() -> None:
+    """A flood of idle connections opened at once is closed over a fifth of the deadline, not in one turn of the
+    loop (which, reopened together, a new client's connection then waited behind in the accept queue)."""
+    import selectors
+
+    with serve(ConnectionLimits(header_timeout_s=1.0)) as srv:
+        t0 = time.monotonic()
+        socks = [connect(srv.port) for _ in range(40)]
+        sel = selectors.DefaultSelector()
+        for s in socks:
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ)
+        when: list[float] = []
+        while len(when) < len(socks) and time.monotonic() - t0 < 5:
+            for key, _ in sel.select(timeout=0.5):
+                with contextlib.suppress(OSError):
+                    if key.fileobj.recv(65536):  # type: ignore[union-attr]  # why: the registered sockets
+                        continue
+                when.append(time.monotonic() - t0)
+                sel.unregister(key.fileobj)
+        for s in socks:
+            s.close()
+    assert len(when) == len(socks)
+    assert min(when) >= 0.95, when  # never before the deadline
+    assert max(when) < 2.0, when  # at most a fifth more (and the test's own lag)
+    assert max(when) - min(when) >= 0.05, when  # 40 draws over 0.2 s: a spread this small is one in millions
