@@ -5,7 +5,8 @@
 Parses every abstract with the shipped extractor (its entity mentions are slot candidates), labels each candidate
 number with the gold result it is (matched on the number, then on the sentence naming the gold's metric or
 dataset), fits the value classifier and one slot classifier per field, then picks the value threshold and the slot
-thresholds on dev by the reference scorer's full-tuple F1 (value F1 as the tie-break). Needs scikit-learn.
+thresholds on dev by the reference scorer's full-tuple F1 (value F1 as the tie-break), the dataset slot's by its own
+level, value + dataset. Needs scikit-learn.
 """
 
 from __future__ import annotations
@@ -282,9 +283,19 @@ def main(argv: list[str] | None = None) -> None:
         res = {g: full({**data, "thresholds": {**data["thresholds"], f: g[0]},
                         "null_mass": {**data["null_mass"], f: g[1]}, "min_share": {**data["min_share"], f: g[2]}})
                for g in grid}
-        t, m, sh = max(grid, key=lambda g: res[g])
+        # the dataset slot has a level of its own (value + dataset): chosen by it, the full tuple breaking ties;
+        # system and metric by the full tuple, which is the only level that scores them
+        t, m, sh = max(grid, key=lambda g: (res[g][1], res[g][0]) if f == "dataset" else res[g])
         data["thresholds"][f], data["null_mass"][f], data["min_share"][f] = t, m, sh
         print(f"{f}: threshold, unstated mass, share -> {(t, m, sh)}: {res[(t, m, sh)]}", flush=True)
+    if args.slots == "binary":
+        # a dataset phrase below the threshold is kept when it dominates the value's candidates (the one dataset
+        # the abstract names, in another sentence): the least probability and share, or off
+        dom = [None] + [(lo, hi) for lo in (0.05, 0.1, 0.2) for hi in (0.6, 0.7, 0.8, 0.9)]
+        dres = {g: full({**data, "dominant": {"dataset": list(g)} if g else {}}) for g in dom}
+        best = max(dom, key=lambda g: (dres[g][1], dres[g][0]))
+        data["dominant"] = {"dataset": list(best)} if best else {}
+        print(f"dataset: dominant (probability, share) -> {best}: {dres[best]}", flush=True)
     save_model(data, args.out)
     s = sc.score(gold_dev, predict(ResultModel(data), dev, pdev))
     for level, (p, r, f1, ng, npred) in s.items():

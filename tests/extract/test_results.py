@@ -319,3 +319,70 @@ def test_spreads_and_significance_levels_are_never_results(text: str, value: str
 def test_a_drop_or_a_loss_in_percent_is_a_gain(extractor: Any, text: str, value: str, kind: str) -> None:
     kinds = {r.texts(text)["value"]: r.kind for r in extractor.extract(text).results}
     assert kinds.get(value) == kind
+
+
+def _rows(text: str, spans: dict[str, str]) -> list[Any]:
+    """Slot candidate rows (phrase, features, occurrence) for ``respective``: each name in ``spans`` at its first
+    occurrence, typed as given."""
+    from kg.extract.results import Phrase
+
+    out = []
+    for name, ty in spans.items():
+        s = text.index(name)
+        out.append((Phrase(name.lower(), [(s, s + len(name))], ty), [], (s, s + len(name))))
+    return out
+
+
+def test_respectively_pairs_the_kth_value_with_the_kth_dataset() -> None:
+    from kg.extract.results import respective
+
+    text = ("Evaluated on ALFWorld, ScienceWorld, and TravelPlanner, AutoRefine achieves 98.4%, 70.4%, and 27.1% "
+            "respectively, with 20-73% step reductions.")
+    rows = _rows(text, {"ALFWorld": "dataset", "ScienceWorld": "dataset", "TravelPlanner": "dataset",
+                        "AutoRefine": "method"})
+    values = value_spans(text)
+    sent = (0, len(text))
+    got = {text[s:e]: respective(text, sent, s, values, rows, ("dataset",)) for s, e in values}
+    assert {v: text[sp[0]:sp[1]] for v, sp in got.items() if sp} == {
+        "98.4%": "ALFWorld", "70.4%": "ScienceWorld", "27.1%": "TravelPlanner"}
+    # no "respectively", or lists of different lengths: no say
+    plain = text.replace(" respectively", "")
+    assert all(respective(plain, (0, len(plain)), s, value_spans(plain), _rows(plain, {
+        "ALFWorld": "dataset", "ScienceWorld": "dataset", "TravelPlanner": "dataset"}), ("dataset",)) is None
+        for s, _ in value_spans(plain))
+    two = "On ALFWorld and ScienceWorld it reaches 98.4%, 70.4% and 27.1%, respectively."
+    assert respective(two, (0, len(two)), two.index("98.4"), value_spans(two),
+                      _rows(two, {"ALFWorld": "dataset", "ScienceWorld": "dataset"}), ("dataset",)) is None
+
+
+def test_extractor_reads_respectively_and_a_capitalised_dataset_word(extractor: Any) -> None:
+    text = ("We evaluate Point-GN on two benchmark datasets, ModelNet40 and ScanObjectNN, achieving classification "
+            "accuracies of 85.29% and 85.89%, respectively. On the Waymo Open Motion Dataset, WayNet reaches a "
+            "minADE of 0.52.")
+    found = {r["value"]: r for r in _found(extractor, text)}
+    assert found["85.29%"]["dataset"] == "ModelNet40"
+    assert found["85.89%"]["dataset"] == "ScanObjectNN"
+    assert found["0.52"]["dataset"] == "Waymo Open Motion Dataset"
+
+
+def test_a_dominant_phrase_is_kept_below_the_threshold(extractor: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every dataset phrase scored alike below the threshold: none is kept, unless one dominates (``dominant``)."""
+    import math
+
+    from kg.extract.results import ResultModel
+
+    text = "FooNet achieves 92.3% accuracy on ImageNet."
+    model = extractor.resmodel
+    flat = {**model.slots["dataset"], "weights": {}, "bias": [math.log(0.3 / 0.7)]}  # P = 0.3 for every phrase
+    base = {"value": model.value, "value_threshold": model.value_threshold, "known": model.known,
+            "slots": {**model.slots, "dataset": flat}, "thresholds": {**model.thresholds, "dataset": 0.5},
+            "null_mass": {**model.null_mass, "dataset": 0.0}, "min_share": {**model.min_share, "dataset": 0.0}}
+
+    def dataset_with(dominant: dict[str, list[float]]) -> str | None:
+        monkeypatch.setattr(extractor, "resmodel", ResultModel({**base, "dominant": dominant}))
+        (r,) = [r for r in _found(extractor, text) if r["value"] == "92.3%"]
+        return r["dataset"]
+
+    assert dataset_with({}) is None
+    assert dataset_with({"dataset": [0.2, 0.01]}) is not None  # kept: at least 0.2 and a share past 0.01
+    assert dataset_with({"dataset": [0.4, 0.01]}) is None  # 0.3 is under the least probability
