@@ -50,15 +50,16 @@ T = TypeVar("T")
 # with two; one and four answered fewer requests a second).
 HEAVY_READ_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                                 else os.cpu_count() or 1))
-_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, CapacityLimiter] = weakref.WeakKeyDictionary()
+_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, CapacityLimiter]] = weakref.WeakKeyDictionary()
 
 
-def _lane() -> CapacityLimiter:
-    """The heavy reads' limiter of the running event loop (a limiter belongs to the loop that made it)."""
-    loop = asyncio.get_running_loop()
-    lane = _lanes.get(loop)
+def loop_lane(name: str, threads: int) -> CapacityLimiter:
+    """The running event loop's limiter ``name`` of ``threads`` threads (a limiter belongs to the loop that made it,
+    so each serving process and each test's loop gets its own)."""
+    lanes = _lanes.setdefault(asyncio.get_running_loop(), {})
+    lane = lanes.get(name)
     if lane is None:
-        lane = _lanes[loop] = CapacityLimiter(HEAVY_READ_THREADS)
+        lane = lanes[name] = CapacityLimiter(threads)
     return lane
 
 
@@ -80,7 +81,8 @@ async def read(store: Store, fn: Callable[..., T], *args: Any, entity_id: str | 
 
 async def on_heavy_lane(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)`` on a thread, at most ``HEAVY_READ_THREADS`` of them at once in this event loop."""
-    return await to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=_lane())
+    lane = loop_lane("heavy reads", HEAVY_READ_THREADS)
+    return await to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=lane)
 
 
 StoreDep = Annotated[Store, Depends(get_store)]

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from anyio import CapacityLimiter, to_thread
+from anyio import to_thread
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from api.deps import EntityRef, EntityType, PaperId, StoreDep
+from api.deps import EntityRef, EntityType, PaperId, StoreDep, loop_lane
 from api.errors import NOT_FOUND
 from api.routes.explore import BAD_INPUT, Period
 from viz import (
@@ -45,16 +43,6 @@ def _link_base(request: Request) -> str:
 # interpreter with one of them at most.
 BIG_VIEW = 500
 BIG_VIEW_THREADS = 1
-_big_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, CapacityLimiter] = weakref.WeakKeyDictionary()
-
-
-def _big_lane() -> CapacityLimiter:
-    """The big views' limiter of the running event loop (a limiter belongs to the loop that made it)."""
-    loop = asyncio.get_running_loop()
-    lane = _big_lanes.get(loop)
-    if lane is None:
-        lane = _big_lanes[loop] = CapacityLimiter(BIG_VIEW_THREADS)
-    return lane
 
 
 async def _render(nodes: int, view: Callable[..., RenderedView | RenderedPage], *args: Any,
@@ -63,7 +51,8 @@ async def _render(nodes: int, view: Callable[..., RenderedView | RenderedPage], 
     def build() -> HTMLResponse:
         return _page(view(*args, **kwargs))
 
-    return await to_thread.run_sync(build, limiter=_big_lane() if nodes > BIG_VIEW else None)
+    lane = loop_lane("big views", BIG_VIEW_THREADS) if nodes > BIG_VIEW else None
+    return await to_thread.run_sync(build, limiter=lane)
 
 
 def _page(rendered: RenderedView | RenderedPage) -> HTMLResponse:
