@@ -91,7 +91,7 @@ class _Doc:
         self.anc: dict[int, list[int]] = {}
         self.values: list[tuple[int, int]] | None = None
 
-    def value_starts(self) -> list[tuple[int, int]]:
+    def result_values(self) -> list[tuple[int, int]]:
         """The candidate values of the text (``value_spans``) that may be results (not a spread or a p-value)."""
         if self.values is None:
             self.values = [(s, e) for s, e in value_spans(self.text) if not never_a_result(self.text, s, e)]
@@ -419,7 +419,7 @@ def _list_order(doc: Any, s: int, rows: list[tuple[Phrase, list[str], tuple[int,
     on EgoSchema and NExT-QA"): where the value's sentence holds several values and several phrases of one entity
     type, whether the value's place among the values is the phrase's place among the phrases of its type."""
     vs = sent_of(s)
-    values = [a for a, _ in _doc_info(doc).value_starts() if sent_of(a) == vs]
+    values = [a for a, _ in _doc_info(doc).result_values() if sent_of(a) == vs]
     if len(values) < 2 or s not in values:
         return
     k = values.index(s)
@@ -427,11 +427,12 @@ def _list_order(doc: Any, s: int, rows: list[tuple[Phrase, list[str], tuple[int,
     for p, _, (a, _) in rows:
         if p.type not in ("chunk", "word") and sent_of(a) == vs:
             by_type.setdefault(p.type, []).append(a)
+    for found in by_type.values():
+        found.sort()
     for p, feats, (a, _) in rows:
         starts = by_type.get(p.type)
         if starts is None or len(starts) < 2 or sent_of(a) != vs:
             continue
-        starts.sort()
         same = starts.index(a) == k
         feats.append(f"ORD={'eq' if same else 'ne'}:{p.type}")
         if len(starts) == len(values):
@@ -579,7 +580,7 @@ class ResultModel:
         for s, _ in spans:
             per_sent[sent_of(s)] = per_sent.get(sent_of(s), 0) + 1
         found = []
-        values = [(s, e) for s, e in spans if not never_a_result(text, s, e)]
+        values = _doc_info(doc).result_values()
         cands: list[Phrase] | None = None
         first: str | None = None
         for s, e in spans:
@@ -620,9 +621,9 @@ class ResultModel:
                     # the best phrase must be likely on its own and stand out from the rest (the others' mass
                     # plus a slot's "unstated" mass): "our method ... 92%" with no name near is often unstated
                     share = probs[i] / (sum(probs) + self.null_mass.get(slot, 0.0))
-                    lo, dominant = self.dominant.get(slot, (1.0, 1.0))
+                    dominant = self.dominant.get(slot)
                     if (probs[i] >= self.thresholds[slot] and share >= self.min_share.get(slot, 0.0)) or (
-                            probs[i] >= lo and share >= dominant):
+                            dominant is not None and probs[i] >= dominant[0] and share >= dominant[1]):
                         slots[slot] = rows[i][2]
             listed = respective(text, sents[sent_of(s)], s, values, rows, ("dataset",))
             if listed is not None:
