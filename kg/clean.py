@@ -22,6 +22,8 @@ _SPACES = dict.fromkeys(
     "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\t\r\n", " ")
 # Zero-width, bidi controls and soft hyphens carry no text.
 _DROP = set("\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_SPECIAL = re.compile("[" + re.escape("\\{}$~" + "".join(_HYPHENS) + "".join(_SPACES) + "".join(_DROP))
+                      + "\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,20 +79,24 @@ def clean_text(original: str) -> CleanText:
     for m in _OTHER_CMD.finditer(original):
         if not drop[m.start()]:
             drop[m.start()] = 1  # keep the command's name (\alpha -> alpha)
-    for i, c in enumerate(original):
-        if c == "\\" and i + 1 < n and not original[i + 1].isalpha():
-            drop[i] = 1
-            if original[i + 1] in ",;: ":
-                sub[i + 1] = " "
-        elif c in "{}$" and (i == 0 or original[i - 1] != "\\"):
-            drop[i] = 1
+    for m in _SPECIAL.finditer(original):  # the characters the branches below act on, not every character
+        i = m.start()
+        c = original[i]
+        if c == "\\":
+            if i + 1 < n and not original[i + 1].isalpha():
+                drop[i] = 1
+                if original[i + 1] in ",;: ":
+                    sub[i + 1] = " "
+        elif c in "{}$":
+            if i == 0 or original[i - 1] != "\\":
+                drop[i] = 1
         elif c == "~":
             sub[i] = " "
         elif c in _HYPHENS:
             sub[i] = _HYPHENS[c]
         elif c in _SPACES:
             sub[i] = " "
-        elif c in _DROP or (ord(c) < 32 and c not in "\t\r\n") or c == "\x7f":
+        else:  # in _DROP, a control character or DEL
             drop[i] = 1
     for m in _BOLD.finditer(original):
         for i in (*range(m.start(), m.start(2)), *range(m.end(2), m.end())):

@@ -61,9 +61,11 @@ def is_name_token(t: str) -> bool:
     """Name-shaped: ``ImageNet``, ``LLaDA-8B``, ``CIFAR-10``, ``t-SNE``, ``BERT``; not ``The`` or ``x2``."""
     if len(t) < 2 or t in lx.NOT_NAMES or not t[0].isalpha():
         return False
-    if any(c.isupper() for c in t[1:]):
+    rest = t[1:]
+    # (islower first: most words are lower-case, and it answers for them without a character loop)
+    if not rest.islower() and any(c.isupper() for c in rest):
         return sum(c.isalpha() for c in t) >= 2
-    return any(c.isdigit() for c in t) and (t[0].isupper() or "-" in t)
+    return (t[0].isupper() or "-" in t) and any(c.isdigit() for c in t)
 
 
 def name_like(toks: list[Token]) -> bool:
@@ -188,26 +190,34 @@ class RuleExtractor:
             for m in re.finditer(r"(?<![\w-])" + re.escape(short) + r"s?(?![\w-])", text):
                 cands.append(Candidate(m.start(), m.end(), ty, 4, short_form_of=long))
 
+        # Token attributes read once as lists, not through a Token object made on each access.
+        from spacy import attrs as at
+
+        strings = doc.vocab.strings
+        cols = doc.to_array([at.ORTH, at.LOWER, at.POS, at.IDX, at.LIKE_URL]).T.tolist() if len(doc) else [[]] * 5
+        words = [strings[x] for x in cols[0]]
+        lower = [strings[x] for x in cols[1]]
+        pos = [strings[x] for x in cols[2]]
+        idx, url = cols[3], cols[4]
         # Name-shaped tokens, with "-based" style suffixes cut off.
-        for tok in doc:
-            if tok.like_url:  # "https://github.com/org/MI-Peaks" is a link, not a name
+        for i, t in enumerate(words):
+            if url[i]:  # "https://github.com/org/MI-Peaks" is a link, not a name
                 continue
-            t = tok.text
             cut = NAME_SUFFIX.search(t)
             core = t[: cut.start()] if cut else t
             if is_name_token(core):
-                cands.append(Candidate(tok.idx, tok.idx + len(core), "", 2))
+                cands.append(Candidate(idx[i], idx[i] + len(core), "", 2))
         # Title-case sequences of two or more words: "Straight-Through Estimator".
         for sent in doc.sents:
-            run: list = []
-            for tok in [*sent, None]:
-                ok = tok is not None and tok.text[:1].isupper() and tok.pos_ in ("PROPN", "NOUN", "ADJ") and (
-                    tok.i != sent.start or tok.pos_ == "PROPN") and tok.lower_ not in lx.STRIP_LEADING
+            run: list[int] = []
+            for i in [*range(sent.start, sent.end), -1]:
+                ok = i >= 0 and words[i][:1].isupper() and pos[i] in ("PROPN", "NOUN", "ADJ") and (
+                    i != sent.start or pos[i] == "PROPN") and lower[i] not in lx.STRIP_LEADING
                 if ok:
-                    run.append(tok)
+                    run.append(i)
                     continue
                 if len(run) >= 2:
-                    cands.append(Candidate(run[0].idx, run[-1].idx + len(run[-1]), "", 3))
+                    cands.append(Candidate(idx[run[0]], idx[run[-1]] + len(words[run[-1]]), "", 3))
                 run = []
         # Noun chunks, trimmed; a chunk that is a name plus a type word ("the CIFAR-10 dataset") types the name.
         for chunk in doc.noun_chunks:
