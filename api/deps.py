@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import weakref
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
@@ -14,6 +13,7 @@ from fastapi import Depends, Path, Request
 
 from api.settings import Settings
 from kg.errors import StoreError
+from kg.procs import usable_cores
 from kg.store.base import Store
 
 # Path segments: ids are at most kg.readers.MAX_ID_CHARS long, and names and aliases are shorter still.
@@ -48,8 +48,7 @@ T = TypeVar("T")
 # from the event loop in turns, and with 50 clients 40 threads of searches made every request wait for them
 # (bench/load.py, 2 cores: /health p99 99 ms and small Cypher p95 1.7 s with the usual 40 threads; 14 and 138 ms
 # with two; one and four answered fewer requests a second).
-HEAVY_READ_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                else os.cpu_count() or 1))
+HEAVY_READ_THREADS = max(1, min(4, usable_cores()))
 _lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, CapacityLimiter]] = weakref.WeakKeyDictionary()
 
 

@@ -12,6 +12,11 @@ import time
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one, else every core)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def die_with_parent(parent_pid: int) -> None:
     """Call first thing in a forked child: the kernel kills it when ``parent_pid`` (the thread that forked it)
     exits, however that happens (SIGKILL included), so no worker outlives the process that started it."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from kg.build import count_records
 from kg.cli.main import json_option
 from kg.cli.stores import StoreOptions, open_store, store_options
 from kg.errors import InputError
+from kg.procs import usable_cores
 from kg.progress import Progress
 from kg.readers import expand_paths, parse_map
 from kg.resolve import Overrides
@@ -52,7 +52,7 @@ def build(paths: tuple[str, ...], store_opts: StoreOptions, wait: bool, jobs: in
     elif not _has_log(store_opts):
         raise InputError(f"name the files or folders of papers to read; without them `kg build` derives a store "
                          f"again from its extraction log, and {store_opts.label()} has none")
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cpus = usable_cores()
     if jobs > cpus:
         click.echo(f"kg: warning: --jobs {jobs} is more than the {cpus} CPUs available; extraction will not "
                    f"get faster", err=True)

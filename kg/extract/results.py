@@ -57,12 +57,13 @@ _key = lru_cache(maxsize=1 << 16)(canonical_key)
 
 
 class _Doc:
-    """What the features read of one parsed abstract, read from spaCy once: its text (``Doc.text`` joins every
-    token anew on each read), each token's attributes, and the char spans, span roots, sentences and ancestors
-    asked for so far (spaCy makes a new Token object on every access). Token attributes are lists by index."""
+    """What the features (and the rule layer's candidates) read of one parsed abstract, read from spaCy once: its
+    text (``Doc.text`` joins every token anew on each read), each token's attributes, and the char spans, span
+    roots, sentences and ancestors asked for so far (spaCy makes a new Token object on every access). Token
+    attributes are lists by index."""
 
     __slots__ = ("doc", "text", "n", "orth", "idx", "lower", "lemma", "pos", "dep", "head", "alpha", "stop",
-                 "punct", "num", "spans", "roots", "sents", "verbs", "anc", "values")
+                 "punct", "num", "url", "spans", "roots", "sents", "verbs", "anc", "values")
 
     def __init__(self, doc: Any) -> None:
         from spacy import attrs as at
@@ -70,8 +71,9 @@ class _Doc:
         self.doc = doc
         # one array read, no Token objects: strings by id as Token.text, lower_, lemma_, pos_, dep_ give them, HEAD
         # the offset to the head (a negative one wrapped as uint64), flags 0 or 1
-        cols = doc.to_array([at.ORTH, at.LOWER, at.LEMMA, at.POS, at.DEP, at.HEAD, at.IDX, at.IS_ALPHA, at.IS_STOP,
-                             at.IS_PUNCT, at.LIKE_NUM, at.SPACY]).T.tolist() if len(doc) else [[] for _ in range(12)]
+        names = [at.ORTH, at.LOWER, at.LEMMA, at.POS, at.DEP, at.HEAD, at.IDX, at.IS_ALPHA, at.IS_STOP, at.IS_PUNCT,
+                 at.LIKE_NUM, at.SPACY, at.LIKE_URL]
+        cols = doc.to_array(names).T.tolist() if len(doc) else [[] for _ in names]
         strings = doc.vocab.strings
         self.orth: list[str] = [strings[x] for x in cols[0]]
         self.n = len(self.orth)
@@ -84,6 +86,7 @@ class _Doc:
         self.head: list[int] = [i + (h if h < 2**63 else h - 2**64) for i, h in enumerate(cols[5])]
         self.idx: list[int] = cols[6]
         self.alpha, self.stop, self.punct, self.num = cols[7:11]
+        self.url: list[int] = cols[12]
         self.spans: dict[tuple[int, int], tuple[int, int] | None] = {}
         self.roots: dict[tuple[int, int], int] = {}
         self.sents: dict[int, tuple[int, int]] = {}
@@ -144,7 +147,8 @@ class _Doc:
 _LAST: _Doc | None = None
 
 
-def _doc_info(doc: Any) -> _Doc:
+def doc_arrays(doc: Any) -> _Doc:
+    """``doc``'s token attributes as lists, read once: the rule layer and the results step read the same doc."""
     global _LAST
     last = _LAST
     if last is not None and last.doc is doc:
@@ -202,7 +206,7 @@ def _shape(text: str) -> str:
 
 def value_features(doc: Any, s: int, e: int, n_in_sent: int) -> list[str]:
     """Features of the candidate value ``doc.text[s:e]``."""
-    d = _doc_info(doc)
+    d = doc_arrays(doc)
     text = d.text
     v = text[s:e]
     span = d.span(s, e)
@@ -267,7 +271,7 @@ def phrases(doc: Any, mentions: Sequence[tuple[int, int, str, bool]]) -> list[Ph
     """The abstract's slot candidates: ``mentions`` (start, end, type, proposed) first, then noun chunks and their
     endings ("the top-1 accuracy" -> "top-1 accuracy", "accuracy") and name-shaped or noun words."""
     by_key: dict[str, Phrase] = {}
-    d = _doc_info(doc)
+    d = doc_arrays(doc)
     full = d.text
 
     def add(s: int, e: int, ty: str, proposed: bool = False) -> None:
@@ -334,7 +338,7 @@ def slot_features(doc: Any, vs: int, ve: int, kind: str, p: Phrase, known: dict[
     sentence index."""
     cs, ce = _near(p.spans, vs)
     vsent, csent = sent_of(vs), sent_of(cs)
-    d = _doc_info(doc)
+    d = doc_arrays(doc)
     text = d.text[cs:ce]
     f = [f"T={p.type}", f"SH={_shape(text)}", f"LEN={min(len(text.split()), 4)}", f"N={min(len(p.spans), 3)}",
          f"K={kind}", f"TK={p.type}:{kind}"]
@@ -419,7 +423,7 @@ def _list_order(doc: Any, s: int, rows: list[tuple[Phrase, list[str], tuple[int,
     on EgoSchema and NExT-QA"): where the value's sentence holds several values and several phrases of one entity
     type, whether the value's place among the values is the phrase's place among the phrases of its type."""
     vs = sent_of(s)
-    values = [a for a, _ in _doc_info(doc).result_values() if sent_of(a) == vs]
+    values = [a for a, _ in doc_arrays(doc).result_values() if sent_of(a) == vs]
     if len(values) < 2 or s not in values:
         return
     k = values.index(s)
@@ -580,7 +584,7 @@ class ResultModel:
         for s, _ in spans:
             per_sent[sent_of(s)] = per_sent.get(sent_of(s), 0) + 1
         found = []
-        values = _doc_info(doc).result_values()
+        values = doc_arrays(doc).result_values()
         cands: list[Phrase] | None = None
         first: str | None = None
         for s, e in spans:

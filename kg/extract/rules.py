@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from kg.canon import canonical_key
 from kg.extract import lexicon as lx
 from kg.extract.abbrev import find_abbreviations
+from kg.extract.results import doc_arrays
 
 if TYPE_CHECKING:  # spaCy is imported where a pipeline is loaded, not by everything that reads a store
     from spacy.tokens import Doc, Span, Token
@@ -190,15 +191,9 @@ class RuleExtractor:
             for m in re.finditer(r"(?<![\w-])" + re.escape(short) + r"s?(?![\w-])", text):
                 cands.append(Candidate(m.start(), m.end(), ty, 4, short_form_of=long))
 
-        # Token attributes read once as lists, not through a Token object made on each access.
-        from spacy import attrs as at
-
-        strings = doc.vocab.strings
-        cols = doc.to_array([at.ORTH, at.LOWER, at.POS, at.IDX, at.LIKE_URL]).T.tolist() if len(doc) else [[]] * 5
-        words = [strings[x] for x in cols[0]]
-        lower = [strings[x] for x in cols[1]]
-        pos = [strings[x] for x in cols[2]]
-        idx, url = cols[3], cols[4]
+        # Token attributes read once as lists (shared with the results step), not through a Token object each
+        d = doc_arrays(doc)
+        words, lower, pos, idx, url = d.orth, d.lower, d.pos, d.idx, d.url
         # Name-shaped tokens, with "-based" style suffixes cut off.
         for i, t in enumerate(words):
             if url[i]:  # "https://github.com/org/MI-Peaks" is a link, not a name
